@@ -1,0 +1,1 @@
+"""Pipeline Designer: Django project (settings, urls, asgi, celery) and its engine."""

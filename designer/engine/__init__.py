@@ -1,0 +1,1 @@
+"""The engine: plain Python. Imports neither Django nor torch."""

@@ -1,0 +1,19 @@
+"""Output reuse keys.
+
+A node's cache key hashes its module kind and version, its parameters (defaults filled in) and
+the identity of each output it reads. An output's identity names the execution that produced it,
+so that a node downstream of a re-executed ("Regenerate output") node runs again too.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+
+def cache_key(kind: str, version: int, params: dict, inputs: dict[str, str]) -> str:
+    payload = json.dumps({"kind": kind, "version": version, "params": params, "inputs": inputs}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def output_identity(producer_cache_key: str, producer_run_id, port: str) -> str:
+    return f"{producer_cache_key}:{producer_run_id}:{port}"

@@ -1,0 +1,142 @@
+"""Runs one node: resolves its parameters, gives the module a context, writes outputs and log.
+
+Layout of a node's artifacts: `<node_dir>/<output port>/` per output (each with a `_meta.yaml`
+naming the port type) and `<node_dir>/logs/<log file>`. The executor reports what happens as
+events through `emit`; it never talks to a database, a socket or Celery.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from modules.base import Module, ModuleError
+
+META_FILE = "_meta.yaml"
+LOG_DIR = "logs"
+LOG_FILE = "70_driver_log.txt"
+
+
+@dataclass
+class Event:
+    type: str  # node_started | log | metric | node_finished | node_failed | node_cancelled
+    node: str
+    data: dict = field(default_factory=dict)
+
+
+class Cancelled(Exception):
+    """The user cancelled the run while this node was working."""
+
+
+@dataclass
+class InputArtifact:
+    """What a module receives for each connected input port."""
+
+    path: Path
+    type: str
+    meta: dict
+
+
+def read_meta(directory: Path) -> dict:
+    meta_path = Path(directory) / META_FILE
+    if not meta_path.exists():
+        return {}
+    return yaml.safe_load(meta_path.read_text()) or {}
+
+
+def write_meta(directory: Path, port_type: str, extra: dict | None = None) -> None:
+    meta = {"type": port_type, **(extra or {})}
+    (Path(directory) / META_FILE).write_text(yaml.safe_dump(meta, sort_keys=False))
+
+
+class NodeContext:
+    """The module's only window on the outside world."""
+
+    def __init__(self, node_id: str, module: type[Module], params: dict, run_settings: dict,
+                 node_dir: Path, emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False):
+        self.node_id = node_id
+        self.module = module
+        self.params = params
+        self.run_settings = run_settings
+        self.node_dir = Path(node_dir)
+        self._emit = emit
+        self._cancelled = cancelled
+        self._extra_meta: dict[str, dict] = {}
+        self.log_path = self.node_dir / LOG_DIR / LOG_FILE
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_file = self.log_path.open("a", encoding="utf-8", buffering=1)
+
+    # ---- outputs
+    def output_dir(self, port: str) -> Path:
+        if self.module.output(port) is None:
+            raise KeyError(f"{self.module.label} has no output port {port!r}")
+        path = self.node_dir / port
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def set_meta(self, port: str, **extra) -> None:
+        """Extra fields for the port's _meta.yaml (for example the class list)."""
+        self._extra_meta.setdefault(port, {}).update(extra)
+
+    def logs_dir(self) -> Path:
+        return self.log_path.parent
+
+    # ---- reporting
+    def log(self, text: str) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        for line in str(text).splitlines() or [""]:
+            self._log_file.write(f"{stamp} {line}\n")
+        self._emit(Event("log", self.node_id, {"text": str(text)}))
+
+    def metric(self, name: str, value: float, step: int | None = None) -> None:
+        self._emit(Event("metric", self.node_id, {"name": name, "value": float(value), "step": step}))
+
+    def check_cancelled(self) -> None:
+        if self._cancelled():
+            raise Cancelled()
+
+    def close(self) -> None:
+        self._log_file.close()
+
+
+def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], node_dir: Path,
+            emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False) -> dict[str, str]:
+    """Run one node; return {output port: directory}. Raises what the module raised."""
+    node_dir = Path(node_dir)
+    for port in module.outputs:  # a retried node starts clean
+        shutil.rmtree(node_dir / port.name, ignore_errors=True)
+    params = module.resolved_params(node.get("parameters", {}))
+    run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
+    ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled)
+    emit(Event("node_started", node["id"], {"kind": module.kind}))
+    started = time.monotonic()
+    try:
+        ctx.log(f"{module.label} ({module.kind} v{module.version}) starts; parameters: {params}")
+        module().run(ctx, **{p.name: inputs.get(p.name) for p in module.inputs})
+        outputs = {}
+        for port in module.outputs:
+            out = ctx.output_dir(port.name)
+            write_meta(out, port.type.name, ctx._extra_meta.get(port.name))
+            outputs[port.name] = str(out)
+        ctx.log(f"finished in {time.monotonic() - started:.2f} s")
+        return outputs
+    except Cancelled:
+        ctx.log("cancelled by the user")
+        raise
+    except BaseException as e:
+        ctx.log(error_text(e))
+        raise
+    finally:
+        ctx.close()
+
+
+def error_text(e: BaseException) -> str:
+    """What the user reads: a module's own error by name; anything else with its traceback."""
+    if isinstance(e, ModuleError):
+        return f"{type(e).__name__}: {e}"
+    return "".join(traceback.format_exception(e)).rstrip()

@@ -1,0 +1,230 @@
+"""Parse and validate a pipeline document; order its DAG.
+
+`validate()` reports every problem at once, each naming the node, port, parameter or link and
+the reason, so that a user can fix a pipeline in one pass.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import jsonschema
+
+from designer.engine.schema_migrations import SchemaVersionError, migrate
+from modules.base import compatible
+
+SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
+MAX_RUN_SETTING = 64
+
+
+@dataclass(frozen=True)
+class Problem:
+    message: str
+    code: str = "invalid"
+    node: str | None = None
+    port: str | None = None
+    param: str | None = None
+    link: str | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.node is not None:
+            where.append(f"node {self.node!r}")
+        if self.link is not None:
+            where.append(f"link {self.link!r}")
+        if self.port is not None:
+            where.append(f"port {self.port!r}")
+        if self.param is not None:
+            where.append(f"parameter {self.param!r}")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None} | {"text": str(self)}
+
+
+class PipelineInvalid(ValueError):
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def parse_text(text: str | bytes) -> dict:
+    """JSON text -> migrated document. Raises PipelineInvalid with a readable reason."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise PipelineInvalid([Problem(f"the file is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}", "malformed_json")])
+    except UnicodeDecodeError:
+        raise PipelineInvalid([Problem("the file is not UTF-8 text", "malformed_json")])
+    return upgrade(doc)
+
+
+def upgrade(doc) -> dict:
+    if not isinstance(doc, dict):
+        raise PipelineInvalid([Problem("a pipeline file must be a JSON object", "malformed_json")])
+    try:
+        return migrate(doc)
+    except SchemaVersionError as e:
+        raise PipelineInvalid([Problem(str(e), "schema_version")])
+
+
+def schema_problems(doc: dict) -> list[Problem]:
+    problems = []
+    for err in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        path = list(err.absolute_path)
+        node = link = None
+        if len(path) >= 2 and path[0] == "nodes" and isinstance(path[1], int):
+            node = _safe_id(doc["nodes"], path[1])
+        if len(path) >= 2 and path[0] == "links" and isinstance(path[1], int):
+            link = _safe_id(doc["links"], path[1])
+        where = "/".join(map(str, path)) or "(top level)"
+        problems.append(Problem(f"{where}: {err.message}", "schema", node=node, link=link))
+    return problems
+
+
+def _safe_id(items, index):
+    item = items[index] if index < len(items) else None
+    return str(item.get("id")) if isinstance(item, dict) and item.get("id") is not None else f"#{index}"
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def validate(doc: dict, catalogue) -> list[Problem]:
+    """All problems of a (migrated) document: schema first; semantics when the shape is right."""
+    problems = schema_problems(doc)
+    if problems:
+        return problems
+    nodes: dict[str, dict] = {}
+    for n in doc["nodes"]:
+        if n["id"] in nodes:
+            problems.append(Problem("two nodes have this id", "duplicate_id", node=n["id"]))
+        nodes[n["id"]] = n
+    for n in doc["nodes"]:
+        problems += _node_problems(n, catalogue)
+    problems += _link_problems(doc, nodes, catalogue)
+    problems += _cycle_problems(doc)
+    return problems
+
+
+def _node_problems(node: dict, catalogue) -> list[Problem]:
+    nid = node["id"]
+    module = catalogue.get(node["kind"])
+    if module is None:
+        return [Problem(f"unknown module kind {node['kind']!r}: no module of that kind is installed", "unknown_kind", node=nid)]
+    problems = []
+    for name, value in node.get("parameters", {}).items():
+        param = module.param(name)
+        if param is None:
+            known = ", ".join(p.name for p in module.params) or "none"
+            problems.append(Problem(f"{module.label} has no parameter {name!r} (its parameters: {known})", "unknown_param", node=nid, param=name))
+            continue
+        error = param.check(value)
+        if error:
+            problems.append(Problem(f"{param.label}: {error}", "bad_value", node=nid, param=name))
+    for name, value in node.get("run_settings", {}).items():
+        if not module.distributed and value != 1:
+            problems.append(Problem(f"{module.label} runs as a single process: {name} must be 1", "bad_value", node=nid, param=name))
+        elif not 1 <= value <= MAX_RUN_SETTING:
+            problems.append(Problem(f"{name} is {value}: must be between 1 and {MAX_RUN_SETTING}", "bad_value", node=nid, param=name))
+    return problems
+
+
+def _link_problems(doc: dict, nodes: dict, catalogue) -> list[Problem]:
+    problems = []
+    fed: dict[tuple[str, str], str] = {}
+    link_ids = set()
+    for link in doc["links"]:
+        lid = link["id"]
+        if lid in link_ids:
+            problems.append(Problem("two links have this id", "duplicate_id", link=lid))
+        link_ids.add(lid)
+        src = _endpoint(link["from"], nodes, catalogue, "outputs", lid, problems)
+        dst = _endpoint(link["to"], nodes, catalogue, "inputs", lid, problems)
+        if src and dst and not compatible(src.type, dst.type):
+            problems.append(Problem(
+                f"incompatible port types: {src.type} cannot feed {dst.type}", "incompatible",
+                node=link["to"]["node"], port=link["to"]["port"], link=lid))
+        key = (link["to"]["node"], link["to"]["port"])
+        if key in fed:
+            problems.append(Problem(f"input is fed twice (links {fed[key]!r} and {lid!r})", "fed_twice", node=key[0], port=key[1], link=lid))
+        fed.setdefault(key, lid)
+    for nid, node in nodes.items():
+        module = catalogue.get(node["kind"])
+        for port in module.inputs if module else []:
+            if not port.optional and (nid, port.name) not in fed:
+                problems.append(Problem(f"required input {port.label!r} ({port.type}) is not connected", "missing_input", node=nid, port=port.name))
+    return problems
+
+
+def _endpoint(end: dict, nodes: dict, catalogue, side: str, lid: str, problems: list):
+    node = nodes.get(end["node"])
+    if node is None:
+        problems.append(Problem(f"links to node {end['node']!r}, which does not exist", "missing_node", link=lid))
+        return None
+    module = catalogue.get(node["kind"])
+    if module is None:
+        return None  # already reported as an unknown kind
+    port = (module.output if side == "outputs" else module.input)(end["port"])
+    if port is None:
+        names = ", ".join(p.name for p in getattr(module, side)) or "none"
+        what = "output" if side == "outputs" else "input"
+        problems.append(Problem(f"{module.label} has no {what} port {end['port']!r} (its {what}s: {names})", "missing_port", node=end["node"], port=end["port"], link=lid))
+    return port
+
+
+def _cycle_problems(doc: dict) -> list[Problem]:
+    try:
+        topological_order(doc)
+    except CycleError as e:
+        cycle = e.args[1]
+        return [Problem(f"the links form a cycle: {' -> '.join(cycle)}", "cycle", node=cycle[0])]
+    return []
+
+
+# --------------------------------------------------------------------------- graph queries
+
+
+def topological_order(doc: dict) -> list[str]:
+    ts = TopologicalSorter({n["id"]: set() for n in doc["nodes"]})
+    for link in doc["links"]:
+        ts.add(link["to"]["node"], link["from"]["node"])
+    return list(ts.static_order())
+
+
+def inputs_of(doc: dict, node_id: str) -> dict[str, tuple[str, str]]:
+    """{input port: (upstream node, upstream output port)}"""
+    return {l["to"]["port"]: (l["from"]["node"], l["from"]["port"]) for l in doc["links"] if l["to"]["node"] == node_id}
+
+
+def upstream_of(doc: dict) -> dict[str, set[str]]:
+    up = {n["id"]: set() for n in doc["nodes"]}
+    for link in doc["links"]:
+        up[link["to"]["node"]].add(link["from"]["node"])
+    return up
+
+
+def check(doc: dict, catalogue) -> dict:
+    """Validate, raising PipelineInvalid with every problem."""
+    problems = validate(doc, catalogue)
+    if problems:
+        raise PipelineInvalid(problems)
+    return doc
+
+
+def dumps(doc: dict) -> str:
+    """The one canonical text of a pipeline: stable byte for byte across export/import."""
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

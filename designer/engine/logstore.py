@@ -1,0 +1,32 @@
+"""Read a log file from a byte offset: the live tail used by the API and the page."""
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_CHUNK = 256 * 1024
+
+
+@dataclass
+class Chunk:
+    text: str
+    offset: int  # where this chunk started
+    next_offset: int  # pass back to continue
+    size: int  # the file's size now
+
+
+def read_from(path: Path, offset: int = 0, max_bytes: int = MAX_CHUNK) -> Chunk:
+    path = Path(path)
+    if not path.exists():
+        return Chunk("", offset, offset, 0)
+    size = path.stat().st_size
+    offset = max(0, min(offset, size))
+    with path.open("rb") as f:
+        f.seek(offset)
+        data = f.read(min(max_bytes, size - offset))
+    # never cut a UTF-8 character in two: hold back an incomplete trailing sequence
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = decoder.decode(data, final=False)
+    used = len(data) - len(decoder.getstate()[0])
+    return Chunk(text, offset, offset + used, size)

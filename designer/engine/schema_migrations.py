@@ -1,0 +1,39 @@
+"""Every change of the pipeline file format, in one place.
+
+`MIGRATIONS[n]` turns a document of schema_version n into one of version n + 1. Reading a file
+walks it forward to CURRENT. A file newer than CURRENT cannot be read: it was written by a newer
+Pipeline Designer.
+"""
+from __future__ import annotations
+
+CURRENT = 1
+OLDEST = 1
+
+MIGRATIONS: dict[int, callable] = {
+    # 1: lambda doc: {...doc, "schema_version": 2},
+}
+
+
+class SchemaVersionError(ValueError):
+    pass
+
+
+def migrate(doc: dict) -> dict:
+    version = doc.get("schema_version")
+    if version is None:
+        raise SchemaVersionError("the file has no schema_version: it is not a Pipeline Designer pipeline file")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SchemaVersionError(f"schema_version must be a whole number, got {version!r}")
+    if version > CURRENT:
+        raise SchemaVersionError(
+            f"this file has schema_version {version}, written by a newer Pipeline Designer; "
+            f"this one reads schema_version {OLDEST} to {CURRENT}. Upgrade Pipeline Designer to open it."
+        )
+    if version < OLDEST:
+        raise SchemaVersionError(
+            f"this file has schema_version {version}, older than any this Pipeline Designer can read "
+            f"(oldest: {OLDEST}); no migration exists from it."
+        )
+    while doc["schema_version"] < CURRENT:
+        doc = MIGRATIONS[doc["schema_version"]](doc)
+    return doc

@@ -1,0 +1,315 @@
+"""JSON API used by the page and by scripts. Every endpoint needs a signed-in user, and a user
+only ever sees their own pipelines and runs: anything else answers 404."""
+from __future__ import annotations
+
+import json
+from functools import wraps
+from pathlib import Path
+
+from django.db import transaction
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_http_methods
+
+from designer.engine import graph, logstore
+from designer.engine.executor import LOG_DIR
+from designer.pipelines import events, runs
+from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.models import NodeRun, Pipeline, Run
+
+EMPTY_PIPELINE = {"schema_version": 1, "nodes": [], "links": [], "layout": {}}
+
+
+class BadRequest(Exception):
+    def __init__(self, message: str, problems: list | None = None, status: int = 400, **extra):
+        super().__init__(message)
+        self.body = {"error": message, **({"problems": [p.as_dict() for p in problems]} if problems is not None else {}), **extra}
+        self.status = status
+
+
+def api(*methods):
+    """Signed-in users only; JSON errors; the listed HTTP methods only."""
+
+    def wrap(view):
+        @require_http_methods(list(methods))
+        @wraps(view)
+        def inner(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return JsonResponse({"error": "sign in first"}, status=401)
+            try:
+                return view(request, *args, **kwargs)
+            except BadRequest as e:
+                return JsonResponse(e.body, status=e.status)
+            except Http404:
+                return JsonResponse({"error": "not found"}, status=404)
+
+        return inner
+
+    return wrap
+
+
+def body_json(request) -> dict:
+    try:
+        data = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadRequest(f"the request body is not valid JSON: {e}")
+    if not isinstance(data, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return data
+
+
+def checked_draft(doc) -> tuple[dict, list]:
+    """A draft may have semantic problems (it is being edited) but must have the right shape."""
+    try:
+        doc = graph.upgrade(doc)
+    except graph.PipelineInvalid as e:
+        raise BadRequest("the pipeline cannot be read", e.problems)
+    shape = graph.schema_problems(doc)
+    if shape:
+        raise BadRequest("the pipeline does not follow the file format", shape)
+    return doc, graph.validate(doc, get_catalogue())
+
+
+# ---------------------------------------------------------------- modules, validation
+
+
+@api("GET")
+def module_list(request):
+    return JsonResponse({"modules": get_catalogue().describe()})
+
+
+@api("POST")
+def validate(request):
+    try:
+        doc = graph.parse_text(request.body)
+    except graph.PipelineInvalid as e:
+        return JsonResponse({"valid": False, "problems": [p.as_dict() for p in e.problems]})
+    problems = graph.validate(doc, get_catalogue())
+    return JsonResponse({"valid": not problems, "problems": [p.as_dict() for p in problems]})
+
+
+# ---------------------------------------------------------------- pipelines
+
+
+def pipeline_json(p: Pipeline, with_draft=True) -> dict:
+    d = {"id": p.id, "name": p.name, "revision": p.revision, "updated_at": p.updated_at.isoformat(),
+         "nodes": len(p.draft.get("nodes", []))}
+    if with_draft:
+        d["draft"] = p.draft
+        d["problems"] = [x.as_dict() for x in graph.validate(p.draft, get_catalogue())] if not graph.schema_problems(p.draft) else []
+    return d
+
+
+@api("GET", "POST")
+def pipelines(request):
+    if request.method == "GET":
+        return JsonResponse({"pipelines": [pipeline_json(p, False) for p in request.user.pipelines.all()]})
+    data = body_json(request)
+    draft, problems = checked_draft(data.get("draft", EMPTY_PIPELINE))
+    name = str(data.get("name") or draft.get("name") or "Untitled pipeline")[:200]
+    p = Pipeline.objects.create(owner=request.user, name=name, draft=draft)
+    return JsonResponse(pipeline_json(p), status=201)
+
+
+@api("POST")
+def pipeline_import(request):
+    """Body: a pipeline file (or an upload named `file`). Nothing is created unless it is valid."""
+    raw = request.FILES["file"].read() if "file" in request.FILES else request.body
+    try:
+        doc = graph.parse_text(raw)
+    except graph.PipelineInvalid as e:
+        raise BadRequest("the file cannot be imported", e.problems)
+    problems = graph.validate(doc, get_catalogue())
+    if problems:
+        raise BadRequest(f"the file cannot be imported: {len(problems)} problem(s)", problems)
+    p = Pipeline.objects.create(owner=request.user, name=str(doc.get("name") or "Imported pipeline")[:200], draft=doc)
+    return JsonResponse(pipeline_json(p), status=201)
+
+
+@api("GET", "PUT", "DELETE")
+def pipeline_detail(request, pk):
+    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
+    if request.method == "GET":
+        return JsonResponse(pipeline_json(p))
+    if request.method == "DELETE":
+        p.delete()
+        return HttpResponse(status=204)
+    data = body_json(request)
+    if "revision" not in data:
+        raise BadRequest("say which revision you edited: `revision` is required")
+    draft, problems = checked_draft(data["draft"]) if "draft" in data else (p.draft, None)
+    with transaction.atomic():
+        fields = {"revision": p.revision + 1, "draft": draft}
+        if data.get("name"):
+            fields["name"] = str(data["name"])[:200]
+        # a conditional update: two tabs saving at once cannot both win
+        saved = Pipeline.objects.filter(pk=p.pk, revision=data["revision"]).update(**fields)
+    if not saved:
+        p.refresh_from_db()
+        raise BadRequest(
+            f"this pipeline was saved elsewhere (revision {p.revision}) after the revision {data['revision']} you edited; "
+            "reload it to get the latest version. Nothing was overwritten.",
+            status=409, stored_revision=p.revision)
+    p.refresh_from_db()
+    return JsonResponse(pipeline_json(p))
+
+
+@api("POST")
+def pipeline_clone(request, pk):
+    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
+    copy = Pipeline.objects.create(owner=request.user, name=f"{p.name} (copy)"[:200], draft=p.draft)
+    return JsonResponse(pipeline_json(copy), status=201)
+
+
+def export_text(p: Pipeline) -> str:
+    return graph.dumps({**p.draft, "name": p.name})
+
+
+@api("GET")
+def pipeline_export(request, pk):
+    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
+    response = HttpResponse(export_text(p), content_type="application/json")
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in p.name) or "pipeline"
+    response["Content-Disposition"] = f'attachment; filename="{safe}.json"'
+    return response
+
+
+# ---------------------------------------------------------------- runs
+
+
+def run_json(run: Run, with_nodes=True) -> dict:
+    d = {"id": run.id, "name": run.name, "status": run.status, "pipeline": run.pipeline_id,
+         "submitted_by": run.owner.get_username(), "submitted_at": run.submitted_at.isoformat(),
+         "started_at": run.started_at and run.started_at.isoformat(),
+         "finished_at": run.finished_at and run.finished_at.isoformat(),
+         "duration": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None}
+    if with_nodes:
+        d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.all()}
+        d["message"] = runs.waiting_message(run)
+    return d
+
+
+def node_json(nr: NodeRun) -> dict:
+    return {"status": nr.status, "kind": nr.kind, "error": nr.error, "worker": nr.worker,
+            "queued_at": nr.queued_at and nr.queued_at.isoformat(),
+            "started_at": nr.started_at and nr.started_at.isoformat(),
+            "finished_at": nr.finished_at and nr.finished_at.isoformat(),
+            "duration": nr.duration, "reused_from_run": nr.reused_from.run_id if nr.reused_from_id else None,
+            "outputs": sorted(nr.outputs)}
+
+
+@api("GET", "POST")
+def pipeline_runs(request, pk):
+    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
+    if request.method == "GET":
+        return JsonResponse({"runs": [run_json(r, False) for r in p.runs.all()]})
+    data = body_json(request)
+    regenerate = set(data.get("regenerate", [])) if isinstance(data.get("regenerate"), list) else bool(data.get("regenerate"))
+    try:
+        run = runs.submit(request.user, p.draft, pipeline=p, name=p.name, regenerate=regenerate)
+    except graph.PipelineInvalid as e:
+        raise BadRequest(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
+    return JsonResponse(run_json(run), status=201)
+
+
+@api("GET")
+def run_list(request):
+    return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner")[:200]]})
+
+
+@api("GET")
+def run_detail(request, pk):
+    run = get_object_or_404(Run.objects.select_related("owner"), pk=pk, owner=request.user)
+    if not run.finished:
+        runs.reap_lost_nodes()
+        run.refresh_from_db()
+    return JsonResponse(run_json(run))
+
+
+@api("POST")
+def run_cancel(request, pk):
+    run = get_object_or_404(Run, pk=pk, owner=request.user)
+    if not run.finished:
+        runs.cancel(run)
+        run.refresh_from_db()
+    return JsonResponse(run_json(run))
+
+
+@api("GET")
+def run_events(request, pk):
+    run = get_object_or_404(Run, pk=pk, owner=request.user)
+    after = _int(request.GET.get("after"), 0)
+    return JsonResponse({"events": events.since(run.id, after), "status": run.status})
+
+
+# ---------------------------------------------------------------- a node's files and logs
+
+
+def _noderun(request, pk, node_id) -> NodeRun:
+    run = get_object_or_404(Run, pk=pk, owner=request.user)
+    return get_object_or_404(NodeRun.objects.select_related("reused_from"), run=run, node_id=node_id)
+
+
+def _int(raw, default: int) -> int:
+    try:
+        return max(0, int(raw))
+    except (TypeError, ValueError):
+        return default
+
+
+def _logs_dir(nr: NodeRun) -> Path:
+    source = nr.reused_from or nr  # a reused node shows the log of the run that made its outputs
+    return runs.node_dir(source.run_id, source.node_id) / LOG_DIR
+
+
+def _list(directory: Path) -> list[dict]:
+    if not directory.is_dir():
+        return []
+    return [{"path": str(f.relative_to(directory)), "size": f.stat().st_size}
+            for f in sorted(directory.rglob("*")) if f.is_file()]
+
+
+@api("GET")
+def node_log(request, pk, node_id):
+    nr = _noderun(request, pk, node_id)
+    logs = _logs_dir(nr)
+    names = [f["path"] for f in _list(logs)]
+    name = request.GET.get("file") or (names[0] if names else "70_driver_log.txt")
+    if name not in names and names:
+        raise BadRequest(f"no log named {name!r}; this node's logs: {', '.join(names)}", status=404)
+    chunk = logstore.read_from(logs / name, _int(request.GET.get("offset"), 0))
+    return JsonResponse({"file": name, "files": names, "text": chunk.text, "offset": chunk.offset,
+                         "next_offset": chunk.next_offset, "size": chunk.size, "status": nr.status, "error": nr.error})
+
+
+@api("GET")
+def node_files(request, pk, node_id):
+    nr = _noderun(request, pk, node_id)
+    return JsonResponse({"outputs": {port: _list(Path(d)) for port, d in sorted(nr.outputs.items())},
+                         "logs": _list(_logs_dir(nr)), "status": nr.status, "error": nr.error})
+
+
+@api("GET")
+def node_file_download(request, pk, node_id, area, path):
+    nr = _noderun(request, pk, node_id)
+    base = _logs_dir(nr) if area == "logs" else Path(nr.outputs.get(area, "/nonexistent"))
+    target = (base / path).resolve()
+    if not target.is_file() or not target.is_relative_to(base.resolve()):
+        raise Http404
+    return FileResponse(target.open("rb"), as_attachment=True, filename=target.name)
+
+
+@api("GET")
+def compute(request):
+    from django.conf import settings
+    from django.utils import timezone
+
+    from designer.pipelines.models import Worker
+
+    now = timezone.now()
+    busy = {w.split(":", 1)[-1] for w in NodeRun.objects.filter(status="running").values_list("worker", flat=True)}
+    return JsonResponse({"workers": [
+        {"hostname": w.hostname, "cpus": w.cpus, "gpus": w.gpus, "concurrency": w.concurrency,
+         "last_seen": w.last_seen.isoformat(), "alive": (now - w.last_seen).total_seconds() < settings.LOST_AFTER_SECONDS,
+         "busy": w.hostname in busy}
+        for w in Worker.objects.order_by("hostname")]})

@@ -1,0 +1,44 @@
+"""Relay a run's events to a browser. Storage is the truth: the consumer sends what the store
+holds after the last id the page saw, when nudged by the channel layer or every few seconds."""
+import asyncio
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+
+from designer.pipelines import events
+from designer.pipelines.models import Run
+
+
+class RunConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self):
+        user = self.scope["user"]
+        self.run_id = int(self.scope["url_route"]["kwargs"]["pk"])
+        if not user.is_authenticated or not await database_sync_to_async(Run.objects.filter(pk=self.run_id, owner=user).exists)():
+            await self.close(code=4404)
+            return
+        self.last_id = int(dict(x.split("=", 1) for x in self.scope["query_string"].decode().split("&") if "=" in x).get("after", 0) or 0)
+        self.wake = asyncio.Event()
+        await self.channel_layer.group_add(events.group_name(self.run_id), self.channel_name)
+        await self.accept()
+        self.pump = asyncio.create_task(self._pump())
+
+    async def disconnect(self, code):
+        if hasattr(self, "pump"):
+            self.pump.cancel()
+            await self.channel_layer.group_discard(events.group_name(self.run_id), self.channel_name)
+
+    async def run_nudge(self, message):
+        self.wake.set()
+
+    async def _pump(self):
+        while True:
+            batch = await database_sync_to_async(events.since)(self.run_id, self.last_id)
+            for event in batch:
+                await self.send_json(event)
+                self.last_id = event["id"]
+            try:
+                await asyncio.wait_for(self.wake.wait(), settings.EVENT_POLL_SECONDS)
+            except asyncio.TimeoutError:
+                pass
+            self.wake.clear()

@@ -1,0 +1,24 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from designer.pipelines.api import export_text
+from designer.pipelines.models import Pipeline
+
+
+class Command(BaseCommand):
+    help = "Write a stored pipeline to a JSON file (canonical form: stable byte for byte)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("pipeline", help="pipeline id")
+        parser.add_argument("file", help="output file, or - for standard output")
+
+    def handle(self, *args, **opts):
+        p = Pipeline.objects.filter(pk=opts["pipeline"]).first() if opts["pipeline"].isdigit() else None
+        if p is None:
+            raise CommandError(f"no pipeline with id {opts['pipeline']!r}")
+        text = export_text(p)
+        if opts["file"] == "-":
+            self.stdout.write(text, ending="")
+        else:
+            with open(opts["file"], "w", encoding="utf-8") as f:
+                f.write(text)
+            self.stderr.write(f"pipeline {p.id} ({p.name}) written to {opts['file']}")

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from designer.engine import scheduler as s
+
+
+class Pipeline(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pipelines")
+    name = models.CharField(max_length=200)
+    draft = models.JSONField(help_text="The pipeline document (schema_version 1) being edited")
+    revision = models.PositiveIntegerField(default=1, help_text="Bumped on each save; a save of a stale revision is refused")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self):
+        return self.name
+
+
+class Run(models.Model):
+    STATUSES = [(x, x) for x in ("queued", "running", "completed", "failed", "cancelled")]
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
+    pipeline = models.ForeignKey(Pipeline, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    name = models.CharField(max_length=200)
+    snapshot = models.JSONField(help_text="The pipeline as submitted: never changes afterwards")
+    status = models.CharField(max_length=16, choices=STATUSES, default="queued")
+    submitted_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-submitted_at"]
+
+    def __str__(self):
+        return f"run {self.pk} of {self.name}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed", "cancelled")
+
+
+class NodeRun(models.Model):
+    STATUSES = [(x, x) for x in (s.PENDING, s.QUEUED, s.RUNNING, s.COMPLETED, s.FAILED, s.REUSED, s.CANCELLED, s.NOT_RUN)]
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="nodes")
+    node_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=100)
+    status = models.CharField(max_length=16, choices=STATUSES, default=s.PENDING, db_index=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    cache_key = models.CharField(max_length=64, blank=True, db_index=True)
+    reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    outputs = models.JSONField(default=dict, blank=True, help_text="{output port: directory}")
+    output_ids = models.JSONField(default=dict, blank=True, help_text="{output port: identity used in cache keys}")
+    error = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "node_id"], name="one_noderun_per_node")]
+
+    def __str__(self):
+        return f"{self.node_id} ({self.kind}) in run {self.run_id}"
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None
+
+
+class Event(models.Model):
+    """What the engine reported: stored here, broadcast to open pages."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    node_id = models.CharField(max_length=64, blank=True)
+    type = models.CharField(max_length=32)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+
+class Worker(models.Model):
+    """A Celery worker and what it offers; refreshed by its heartbeat."""
+
+    hostname = models.CharField(max_length=200, unique=True)
+    cpus = models.PositiveIntegerField(default=1)
+    gpus = models.PositiveIntegerField(default=0)
+    concurrency = models.PositiveIntegerField(default=1)
+    started_at = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField()
+
+    def __str__(self):
+        return self.hostname

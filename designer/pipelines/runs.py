@@ -1,0 +1,259 @@
+"""Runs: submit, advance, execute a node, cancel, reap nodes whose worker was lost.
+
+The decisions come from the plain-Python engine (scheduler, cache, executor); this file stores
+them. `advance()` is called after every change and is safe to call from several workers at
+once: each transition is a conditional UPDATE that only one caller can win.
+"""
+from __future__ import annotations
+
+import ctypes
+import socket
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from designer.engine import cache, executor, graph
+from designer.engine import scheduler as s
+from designer.pipelines import events
+from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.models import NodeRun, Run, Worker
+
+# ---------------------------------------------------------------- submit
+
+
+def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate: set[str] | bool = False) -> Run:
+    """Freeze the document into a Run and hand its first nodes to the workers.
+
+    Raises graph.PipelineInvalid (every problem) when the document cannot run.
+    """
+    doc = graph.check(graph.upgrade(doc), get_catalogue())
+    if regenerate:
+        for node in doc["nodes"]:
+            if regenerate is True or node["id"] in regenerate:
+                node["regenerate_output"] = True
+    with transaction.atomic():
+        run = Run.objects.create(owner=owner, pipeline=pipeline, name=name or doc.get("name") or "pipeline", snapshot=doc)
+        NodeRun.objects.bulk_create(NodeRun(run=run, node_id=n["id"], kind=n["kind"]) for n in doc["nodes"])
+    dispatch(advance(run.id))
+    return run
+
+
+def dispatch(noderun_ids: list[int]) -> None:
+    from designer.pipelines.tasks import run_node
+
+    for nid in noderun_ids:
+        run_node.delay(nid)
+
+
+def run_inline(run_id: int) -> None:
+    """Run every node in this process, through the same engine (headless `--inline`)."""
+    todo = advance(run_id)
+    while todo:
+        nid = todo.pop(0)
+        run_id = execute_noderun(nid)
+        todo += advance(run_id)
+
+
+# ---------------------------------------------------------------- advance
+
+
+def advance(run_id: int) -> list[int]:
+    """Apply the scheduler's decisions; return the NodeRun ids to hand to workers."""
+    to_dispatch: list[int] = []
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        if run.finished:
+            return []
+        doc = run.snapshot
+        nodes = {nr.node_id: nr for nr in run.nodes.all()}
+        catalogue = get_catalogue()
+        while True:
+            decision = s.plan(doc, {k: nr.status for k, nr in nodes.items()})
+            for node_id in decision.not_run:
+                _transition(nodes[node_id], s.PENDING, s.NOT_RUN, finished_at=timezone.now())
+            changed = bool(decision.not_run)
+            for node_id in decision.ready:
+                nr = nodes[node_id]
+                node = next(n for n in doc["nodes"] if n["id"] == node_id)
+                module = catalogue.get(node["kind"])
+                inputs = {port: nodes[up].output_ids[out] for port, (up, out) in graph.inputs_of(doc, node_id).items()}
+                nr.cache_key = cache.cache_key(module.kind, module.version, module.resolved_params(node.get("parameters", {})), inputs)
+                earlier = None if node.get("regenerate_output") else _reusable(run.owner_id, nr.cache_key)
+                if earlier:
+                    now = timezone.now()
+                    _transition(nr, s.PENDING, s.REUSED, cache_key=nr.cache_key, reused_from=earlier, outputs=earlier.outputs,
+                                output_ids=earlier.output_ids, queued_at=now, started_at=now, finished_at=now)
+                    events.record(run.id, executor.Event("node_reused", node_id, {"from_run": earlier.run_id}))
+                    changed = True
+                elif _transition(nr, s.PENDING, s.QUEUED, cache_key=nr.cache_key, queued_at=timezone.now()):
+                    to_dispatch.append(nr.id)
+            if not changed:
+                break
+        if run.status == "queued" and any(nr.status != s.PENDING for nr in nodes.values()):
+            run.status, run.started_at = "running", timezone.now()
+            run.save(update_fields=["status", "started_at"])
+        if decision.finished:
+            run.status, run.finished_at = decision.outcome, timezone.now()
+            run.save(update_fields=["status", "finished_at"])
+            events.record(run.id, executor.Event("run_finished", "", {"status": run.status}))
+    return to_dispatch
+
+
+def _transition(nr: NodeRun, old: str, new: str, **fields) -> bool:
+    """Move a NodeRun from `old` to `new` only if nobody else moved it first."""
+    won = NodeRun.objects.filter(pk=nr.pk, status=old).update(status=new, **fields) == 1
+    if won:
+        nr.status = new
+        for k, v in fields.items():
+            setattr(nr, k, v)
+    return won
+
+
+def _reusable(owner_id: int, key: str) -> NodeRun | None:
+    candidates = NodeRun.objects.filter(run__owner_id=owner_id, cache_key=key, status=s.COMPLETED).order_by("-id")
+    for earlier in candidates[:5]:
+        if all(Path(p).is_dir() for p in earlier.outputs.values()):
+            return earlier
+    return None
+
+
+# ---------------------------------------------------------------- execute
+
+
+def node_dir(run_id: int, node_id: str) -> Path:
+    return Path(settings.ARTIFACT_ROOT) / str(run_id) / node_id
+
+
+def execute_noderun(noderun_id: int) -> int:
+    """Run one queued node (in a worker, or inline). Returns its run id."""
+    nr = NodeRun.objects.select_related("run").get(pk=noderun_id)
+    run = nr.run
+    if not _transition(nr, s.QUEUED, s.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now(),
+                       worker=f"{socket.gethostname()}:{_worker_name()}"):
+        return run.id  # cancelled or taken meanwhile
+    doc = run.snapshot
+    node = next(n for n in doc["nodes"] if n["id"] == nr.node_id)
+    module = get_catalogue().get(nr.kind)
+    upstream = {x.node_id: x for x in run.nodes.all()}
+    inputs = {}
+    for port, (up, out) in graph.inputs_of(doc, nr.node_id).items():
+        path = Path(upstream[up].outputs[out])
+        meta = executor.read_meta(path)
+        inputs[port] = executor.InputArtifact(path, meta.get("type", ""), meta)
+
+    def emit(event):
+        events.record(run.id, event)
+
+    watch = _Heartbeat(nr.pk, run.pk)
+    watch.start()
+    try:
+        try:
+            outputs = executor.execute(module, node, inputs, node_dir(run.id, nr.node_id), emit, watch.cancel_seen.is_set)
+        finally:
+            watch.stop()
+    except BaseException as e:  # noqa: BLE001 - a module may raise anything; the node must end
+        watch.stop()  # again: a cancel may have landed inside the first stop
+        cancelled = isinstance(e, executor.Cancelled) or watch.cancel_seen.is_set()
+        status = s.CANCELLED if cancelled else s.FAILED
+        text = "Cancelled by the user." if cancelled else executor.error_text(e)
+        _transition(nr, s.RUNNING, status, error=text, finished_at=timezone.now())
+        emit(executor.Event("node_cancelled" if cancelled else "node_failed", nr.node_id, {"error": text}))
+        if isinstance(e, (KeyboardInterrupt, SystemExit)) and not cancelled:
+            raise
+        return run.id
+    ids = {port: cache.output_identity(nr.cache_key, nr.pk, port) for port in outputs}
+    if _transition(nr, s.RUNNING, s.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now()):
+        emit(executor.Event("node_finished", nr.node_id, {"duration": nr.duration}))
+    return run.id
+
+
+def _worker_name() -> str:
+    try:
+        from celery import current_task
+
+        if current_task and current_task.request.hostname:
+            return current_task.request.hostname
+    except Exception:  # noqa: BLE001 - outside a worker
+        pass
+    return "inline"
+
+
+class _Heartbeat(threading.Thread):
+    """While a node runs: prove the worker is alive, and notice a cancel request.
+
+    On cancel, the module's thread gets a `Cancelled` exception at its next Python instruction,
+    so that even a module that never calls ctx.check_cancelled() stops.
+    """
+
+    def __init__(self, noderun_id: int, run_id: int):
+        super().__init__(daemon=True, name=f"heartbeat-{noderun_id}")
+        self.noderun_id, self.run_id = noderun_id, run_id
+        self.target_thread = threading.get_ident()
+        self.stopped = threading.Event()
+        self.cancel_seen = threading.Event()
+        self.lock = threading.Lock()
+
+    def run(self):
+        try:
+            while not self.stopped.wait(settings.HEARTBEAT_SECONDS):
+                NodeRun.objects.filter(pk=self.noderun_id, status=s.RUNNING).update(heartbeat_at=timezone.now())
+                if not self.cancel_seen.is_set() and Run.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+                    self.cancel_seen.set()
+                    with self.lock:
+                        if not self.stopped.is_set():
+                            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                                ctypes.c_ulong(self.target_thread), ctypes.py_object(executor.Cancelled))
+        finally:
+            connection.close()
+
+    def stop(self):
+        with self.lock:
+            self.stopped.set()
+            # an exception scheduled but not yet raised must not hit the caller's next line
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.target_thread), None)
+        self.join()
+
+
+# ---------------------------------------------------------------- cancel, lost workers
+
+
+def cancel(run: Run) -> None:
+    with transaction.atomic():
+        Run.objects.filter(pk=run.pk).update(cancel_requested=True)
+        now = timezone.now()
+        for nr in run.nodes.filter(status__in=[s.PENDING, s.QUEUED]):
+            _transition(nr, nr.status, s.CANCELLED, finished_at=now, error="Cancelled by the user before it started.")
+    events.record(run.id, executor.Event("run_cancel_requested", "", {}))
+    advance(run.id)
+
+
+def reap_lost_nodes() -> int:
+    """Fail running nodes whose worker stopped sending heartbeats (killed, crashed, unplugged)."""
+    limit = timezone.now() - timedelta(seconds=settings.LOST_AFTER_SECONDS)
+    lost = 0
+    for nr in NodeRun.objects.filter(status=s.RUNNING, heartbeat_at__lt=limit):
+        text = (f"WorkerLostError: the worker {nr.worker} stopped responding while running this node "
+                f"(no heartbeat since {nr.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC): it was killed or lost.")
+        if _transition(nr, s.RUNNING, s.FAILED, error=text, finished_at=timezone.now()):
+            events.record(nr.run_id, executor.Event("node_failed", nr.node_id, {"error": text}))
+            dispatch(advance(nr.run_id))
+            lost += 1
+    return lost
+
+
+def live_workers():
+    return Worker.objects.filter(last_seen__gte=timezone.now() - timedelta(seconds=settings.LOST_AFTER_SECONDS))
+
+
+def waiting_message(run: Run) -> str:
+    """Why a queued run is not moving, in words, or ''."""
+    if run.finished or run.nodes.filter(status=s.RUNNING).exists():
+        return ""
+    if run.nodes.filter(status=s.QUEUED).exists() and not live_workers().exists():
+        return ("No worker is running: the run is queued and kept, and starts as soon as a worker connects "
+                "(`make run` starts one; `make worker` starts one alone).")
+    return ""

@@ -1,0 +1,171 @@
+"""Settings. The environment is read here and nowhere else.
+
+Embedded defaults (no variable set): SQLite, a SQLite-backed Celery broker, an in-memory Channels
+layer (the page then follows runs by reading the event store), artifacts on local disk.
+Production: DATABASE_URL, CELERY_BROKER_URL, CHANNEL_LAYER_URL (Redis), ARTIFACT_ROOT.
+A bad value stops start-up with a message naming the variable.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off", ""):
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r}: expected true or false")
+
+
+def env_float(name: str, default: float, minimum: float = 0) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected a number")
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r}: must be at least {minimum}")
+    return value
+
+
+def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, default)
+    scheme = urlparse(raw).scheme
+    if scheme not in schemes:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected a URL starting with one of {', '.join(s + '://' for s in schemes)}")
+    return raw
+
+
+DATA_DIR = Path(env_str("DESIGNER_DATA_DIR", str(BASE_DIR / "var")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = env_str("SECRET_KEY", "embedded-insecure-key-set-SECRET_KEY-in-production")
+ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+
+# ---------------------------------------------------------------- database
+_db_url = env_url("DATABASE_URL", f"sqlite:///{DATA_DIR / 'designer.sqlite3'}", ("sqlite", "postgres", "postgresql"))
+if _db_url.startswith("sqlite"):
+    _sqlite_path = _db_url[len("sqlite:///"):] or str(DATA_DIR / "designer.sqlite3")
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": _sqlite_path,
+            # workers and the web process write at the same time: wait, and take the write lock
+            # at BEGIN so that a read-then-write transaction cannot deadlock.
+            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+            # a file, not memory: test workers are separate processes that must see the test database
+            "TEST": {"NAME": str(Path(_sqlite_path).with_name("test-" + Path(_sqlite_path).name))},
+        }
+    }
+else:
+    import dj_database_url
+
+    try:
+        DATABASES = {"default": dj_database_url.parse(_db_url, conn_max_age=60)}
+    except ValueError as e:
+        raise ImproperlyConfigured(f"DATABASE_URL={_db_url!r}: {e}")
+
+# ---------------------------------------------------------------- queue, events
+CELERY_BROKER_URL = env_url(
+    "CELERY_BROKER_URL", f"sqla+sqlite:///{DATA_DIR / 'broker.sqlite3'}", ("sqla+sqlite", "redis", "rediss", "amqp", "pyamqp")
+)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "designer"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05, "visibility_timeout": 3600}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL")
+if CHANNEL_LAYER_URL:
+    env_url("CHANNEL_LAYER_URL", "", ("redis", "rediss"))
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [CHANNEL_LAYER_URL]}}}
+else:
+    # in-memory cannot carry events from a worker process: consumers then poll the event store
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+EVENT_POLL_SECONDS = env_float("EVENT_POLL_SECONDS", 0.5 if not CHANNEL_LAYER_URL else 5.0, minimum=0.05)
+
+# ---------------------------------------------------------------- artifacts, workers
+ARTIFACT_ROOT = Path(env_str("ARTIFACT_ROOT", str(DATA_DIR / "artifacts")))
+if not ARTIFACT_ROOT.is_absolute():
+    raise ImproperlyConfigured(f"ARTIFACT_ROOT={str(ARTIFACT_ROOT)!r}: must be an absolute path")
+EXTRA_MODULE_PACKAGES = tuple(p for p in env_str("DESIGNER_EXTRA_MODULES", "").split(",") if p)
+# a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
+HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
+LOST_AFTER_SECONDS = env_float("LOST_AFTER_SECONDS", 30.0, minimum=1)
+
+# ---------------------------------------------------------------- Django
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "designer.pipelines",
+]
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+ROOT_URLCONF = "designer.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+ASGI_APPLICATION = "designer.asgi.application"
+WSGI_APPLICATION = None
+AUTH_PASSWORD_VALIDATORS = [{"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static", ("vendor", BASE_DIR / "node_modules")]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+}

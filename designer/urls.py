@@ -1,0 +1,30 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from designer.pipelines import api, views
+
+api_patterns = [
+    path("modules", api.module_list),
+    path("validate", api.validate),
+    path("compute", api.compute),
+    path("pipelines", api.pipelines),
+    path("pipelines/import", api.pipeline_import),
+    path("pipelines/<int:pk>", api.pipeline_detail),
+    path("pipelines/<int:pk>/clone", api.pipeline_clone),
+    path("pipelines/<int:pk>/export", api.pipeline_export),
+    path("pipelines/<int:pk>/runs", api.pipeline_runs),
+    path("runs", api.run_list),
+    path("runs/<int:pk>", api.run_detail),
+    path("runs/<int:pk>/cancel", api.run_cancel),
+    path("runs/<int:pk>/events", api.run_events),
+    path("runs/<int:pk>/nodes/<str:node_id>/log", api.node_log),
+    path("runs/<int:pk>/nodes/<str:node_id>/files", api.node_files),
+    path("runs/<int:pk>/nodes/<str:node_id>/files/<str:area>/<path:path>", api.node_file_download),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/", include(api_patterns)),
+    path("", views.home, name="home"),
+]

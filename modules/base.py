@@ -1,0 +1,270 @@
+"""What a module declares: port types, ports, parameters, and the Module base class.
+
+Everything the rest of the app knows about a module (palette, parameter form, port type
+checking, JSON validation, the catalogue API) is derived from these declarations.
+Plain Python: imports neither Django nor torch.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def slug(label: str) -> str:
+    """'Batch size' -> 'batch_size': the stable name stored in pipeline JSON."""
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+# --------------------------------------------------------------------------- port types
+
+
+@dataclass(frozen=True)
+class PortType:
+    name: str
+    description: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+UntrainedModelDirectory = PortType("UntrainedModelDirectory", "An untrained PyTorch model and its settings")
+ModelDirectory = PortType("ModelDirectory", "A trained model with its classes and transforms")
+ImageDirectory = PortType("ImageDirectory", "Images with a labels index")
+TransformationDirectory = PortType("TransformationDirectory", "An image transformation recipe")
+ScoredDataset = PortType("ScoredDataset", "A table of predictions")
+EvaluationResults = PortType("EvaluationResults", "Metrics of a scored dataset")
+UploadedFile = PortType("UploadedFile", "A file or folder uploaded by the user")
+AnyDirectory = PortType("AnyDirectory", "Any directory (accepts every type)")
+OnnxModel = PortType("OnnxModel", "A model in ONNX format")
+
+PORT_TYPES = {
+    t.name: t
+    for t in (
+        UntrainedModelDirectory,
+        ModelDirectory,
+        ImageDirectory,
+        TransformationDirectory,
+        ScoredDataset,
+        EvaluationResults,
+        UploadedFile,
+        AnyDirectory,
+        OnnxModel,
+    )
+}
+
+
+def compatible(output: PortType, input: PortType) -> bool:
+    return output == input or input == AnyDirectory
+
+
+@dataclass(frozen=True)
+class Port:
+    label: str
+    type: PortType
+    optional: bool = False
+    name: str = ""
+
+    def __post_init__(self):
+        if not self.name:
+            object.__setattr__(self, "name", slug(self.label))
+
+    def describe(self) -> dict:
+        return {"name": self.name, "label": self.label, "type": self.type.name, "optional": self.optional}
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+@dataclass
+class Param:
+    """A parameter. `check(value)` returns an error message, or None when the value is fine."""
+
+    label: str
+    default: Any = None
+    help: str = ""
+    name: str = ""
+    type: str = field(default="str", init=False)
+
+    def __post_init__(self):
+        if not self.name:
+            self.name = slug(self.label)
+
+    def check(self, value: Any) -> str | None:
+        return None
+
+    def describe(self) -> dict:
+        return {"name": self.name, "label": self.label, "type": self.type, "default": self.default, "help": self.help}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass
+class _Ranged(Param):
+    min: float | None = None
+    max: float | None = None
+    min_exclusive: bool = False
+    max_exclusive: bool = False
+
+    def _range_text(self) -> str:
+        lo = "" if self.min is None else f"{'>' if self.min_exclusive else '>='} {self.min}"
+        hi = "" if self.max is None else f"{'<' if self.max_exclusive else '<='} {self.max}"
+        return " and ".join(p for p in (lo, hi) if p)
+
+    def _check_range(self, value) -> str | None:
+        too_low = self.min is not None and (value <= self.min if self.min_exclusive else value < self.min)
+        too_high = self.max is not None and (value >= self.max if self.max_exclusive else value > self.max)
+        if too_low or too_high:
+            return f"{value!r} is out of range: must be {self._range_text()}"
+        return None
+
+    def describe(self) -> dict:
+        d = super().describe()
+        d.update(min=self.min, max=self.max, min_exclusive=self.min_exclusive, max_exclusive=self.max_exclusive)
+        return d
+
+
+@dataclass
+class Int(_Ranged):
+    type: str = field(default="int", init=False)
+
+    def check(self, value):
+        if not _is_number(value) or int(value) != value:
+            return f"expected a whole number, got {value!r}"
+        return self._check_range(value)
+
+
+@dataclass
+class Float(_Ranged):
+    type: str = field(default="float", init=False)
+
+    def check(self, value):
+        if not _is_number(value):
+            return f"expected a number, got {value!r}"
+        if value != value:
+            return "expected a number, got NaN"
+        return self._check_range(value)
+
+
+@dataclass
+class Bool(Param):
+    type: str = field(default="bool", init=False)
+
+    def check(self, value):
+        if not isinstance(value, bool):
+            return f"expected true or false, got {value!r}"
+        return None
+
+
+@dataclass
+class Choice(Param):
+    choices: tuple = ()
+    type: str = field(default="choice", init=False)
+
+    def check(self, value):
+        if value not in self.choices:
+            return f"{value!r} is not one of: {', '.join(map(str, self.choices))}"
+        return None
+
+    def describe(self) -> dict:
+        return {**super().describe(), "choices": list(self.choices)}
+
+
+@dataclass
+class Text(Param):
+    multiline: bool = False
+    type: str = field(default="str", init=False)
+
+    def check(self, value):
+        if not isinstance(value, str):
+            return f"expected text, got {value!r}"
+        return None
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ModuleError(Exception):
+    """An error a module raises on bad input; shown to the user as `<ClassName>: <message>`.
+
+    Subclasses carry the error names of the original designer.
+    """
+
+
+class InvalidDatasetError(ModuleError):
+    pass
+
+
+class NotInRangeValueError(ModuleError):
+    pass
+
+
+class InvalidModelDirectoryError(ModuleError):
+    pass
+
+
+class InvalidTransformationDirectoryError(ModuleError):
+    pass
+
+
+class NotLabeledDatasetError(ModuleError):
+    pass
+
+
+class InvalidInputTypeError(ModuleError):
+    pass
+
+
+# --------------------------------------------------------------------------- module
+
+
+class Module:
+    """Base class of every module type. Subclasses live one per file in `modules/`."""
+
+    kind: str = ""  # stable id stored in pipeline JSON: never renamed
+    label: str = ""  # shown in the palette
+    category: str = ""
+    version: int = 1  # bump when outputs change for the same inputs: invalidates cached outputs
+    description: str = ""
+    inputs: list[Port] = []
+    outputs: list[Port] = []
+    params: list[Param] = []
+    distributed: bool = False  # offers Run settings (node count, process count per node)
+
+    def run(self, ctx, **inputs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ---- derived from the declaration
+
+    @classmethod
+    def param(cls, name: str) -> Param | None:
+        return next((p for p in cls.params if p.name == name), None)
+
+    @classmethod
+    def input(cls, name: str) -> Port | None:
+        return next((p for p in cls.inputs if p.name == name), None)
+
+    @classmethod
+    def output(cls, name: str) -> Port | None:
+        return next((p for p in cls.outputs if p.name == name), None)
+
+    @classmethod
+    def resolved_params(cls, given: dict) -> dict:
+        """Declared defaults overlaid with the given values."""
+        return {p.name: given.get(p.name, p.default) for p in cls.params}
+
+    @classmethod
+    def describe(cls) -> dict:
+        return {
+            "kind": cls.kind,
+            "label": cls.label,
+            "category": cls.category,
+            "version": cls.version,
+            "description": cls.description or (cls.__doc__ or "").strip(),
+            "inputs": [p.describe() for p in cls.inputs],
+            "outputs": [p.describe() for p in cls.outputs],
+            "params": [p.describe() for p in cls.params],
+            "distributed": cls.distributed,
+        }
