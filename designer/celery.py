@@ -13,6 +13,17 @@ app = Celery("designer")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["designer.pipelines"])
 
+
+@signals.worker_init.connect
+def _faster_embedded_broker(**kwargs):
+    from django.conf import settings
+
+    if settings.CELERY_BROKER_URL.startswith("sqla+"):
+        from kombu.transport import sqlalchemy
+
+        # its default is one poll a second: a second of latency per node of a pipeline
+        sqlalchemy.Transport.polling_interval = settings.BROKER_POLL_SECONDS
+
 _stop = threading.Event()
 
 

@@ -89,7 +89,9 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "designer"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"polling_interval": 0.05, "visibility_timeout": 3600}
+# kombu's SQLAlchemy transport hands its options to create_engine(): only Redis gets these
+CELERY_BROKER_TRANSPORT_OPTIONS = {} if CELERY_BROKER_URL.startswith("sqla") else {"visibility_timeout": 3600}
+BROKER_POLL_SECONDS = 0.05  # how often a worker on the embedded (SQLite) broker looks for work
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL")

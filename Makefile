@@ -1,0 +1,49 @@
+# Two commands for a new machine: `make run` and `make test`. Each installs what is missing.
+SHELL := /bin/bash
+PY := .venv/bin/python
+PIP := .venv/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# the production path's services, for the tests that exercise it
+PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_URL=redis://127.0.0.1:6379/14 CHANNEL_LAYER_URL=redis://127.0.0.1:6379/15
+
+.PHONY: run test worker bench deps chromium lint
+
+.venv/.installed: requirements.txt
+	test -x $(PY) || python3 -m venv .venv
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+deps: .venv/.installed node_modules/.installed
+
+chromium:
+	@command -v chromium >/dev/null || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+run: deps
+	$(PY) manage.py migrate --noinput -v 0
+	$(PY) manage.py ensure_admin
+	@trap 'kill 0' EXIT; \
+	$(PY) -m celery -A designer.celery worker -l warning -c 2 -n local@%h & \
+	echo "Pipeline Designer: http://$(HOST):$(PORT)/  (Ctrl-C stops the web app and the worker)"; \
+	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+
+worker: deps
+	$(PY) -m celery -A designer.celery worker -l info -c $${CONCURRENCY:-2}
+
+test: deps chromium
+	$(PY) -m pytest
+	$(PROD_ENV) $(PY) -m pytest -m production
+
+bench: deps
+	$(PY) bench/engine.py
+
+lint: deps
+	.venv/bin/ruff check .

@@ -1,0 +1,28 @@
+"""Builders of pipeline documents for tests."""
+
+
+def node(nid, kind, **params):
+    return {"id": nid, "kind": kind, "parameters": params}
+
+
+def link(src, dst, src_port="out", dst_port="input", lid=None):
+    return {"id": lid or f"{src}-{dst}-{dst_port}", "from": {"node": src, "port": src_port}, "to": {"node": dst, "port": dst_port}}
+
+
+def pipeline(nodes, links, name="test pipeline"):
+    return {"schema_version": 1, "name": name, "nodes": nodes, "links": links, "layout": {}}
+
+
+def chain(n, sleep=0.0, name="chain"):
+    nodes = [node("n0", "toy_source", value=1)] + [node(f"n{i}", "toy_add", amount=1, sleep=sleep) for i in range(1, n)]
+    links = [link(f"n{i - 1}", f"n{i}") for i in range(1, n)]
+    return pipeline(nodes, links, name)
+
+
+def two_branches(fail_left=False, sleep=0.0):
+    """src -> left -> left2 ; src -> right : two branches independent after the source."""
+    return pipeline(
+        [node("src", "toy_source", value=10), node("left", "toy_add", amount=1, fail=fail_left, sleep=sleep),
+         node("left2", "toy_add", amount=1), node("right", "toy_add", amount=5, sleep=sleep)],
+        [link("src", "left"), link("left", "left2"), link("src", "right")],
+    )
