@@ -27,4 +27,11 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(api_patterns)),
     path("", views.home, name="home"),
+    path("pipelines/new", views.pipeline_new, name="pipeline_new"),
+    path("pipelines/import", views.pipeline_import, name="pipeline_import"),
+    path("pipelines/<int:pk>/", views.designer, name="designer"),
+    path("pipelines/<int:pk>/rename", views.pipeline_rename, name="pipeline_rename"),
+    path("pipelines/<int:pk>/clone", views.pipeline_clone, name="pipeline_clone"),
+    path("pipelines/<int:pk>/delete", views.pipeline_delete, name="pipeline_delete"),
+    path("pipelines/<int:pk>/pane", views.node_pane, name="node_pane"),
 ]

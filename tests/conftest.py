@@ -4,28 +4,30 @@ Tests that need a worker start real Celery workers (`celery_worker` fixture) on 
 database and broker as the test process: SQLite + SQLite broker by default, PostgreSQL + Redis
 when `make test` runs the `production` tests with DATABASE_URL and CELERY_BROKER_URL set.
 """
+import atexit
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_DATA = ROOT / "var" / "test"
+# one folder per test session: engineers (and CI's two passes) may run tests side by side
+(ROOT / "var").mkdir(exist_ok=True)
+TEST_DATA = Path(tempfile.mkdtemp(prefix="test-", dir=ROOT / "var"))
+atexit.register(shutil.rmtree, TEST_DATA, ignore_errors=True)
 os.environ.setdefault("DESIGNER_EXTRA_MODULES", "tests.toy_modules")
 os.environ.setdefault("DESIGNER_DATA_DIR", str(TEST_DATA))
 os.environ.setdefault("ARTIFACT_ROOT", str(TEST_DATA / "artifacts"))
 os.environ.setdefault("HEARTBEAT_SECONDS", "0.5")
 os.environ.setdefault("LOST_AFTER_SECONDS", "4")
 os.environ["DJANGO_SETTINGS_MODULE"] = "designer.settings"
-# a fresh broker and artifact store for every test session (the test database is fresh too)
-shutil.rmtree(TEST_DATA, ignore_errors=True)
-TEST_DATA.mkdir(parents=True)
 
 from django.conf import settings  # noqa: E402
 
@@ -45,7 +47,7 @@ def users(db):
     from django.contrib.auth import get_user_model
 
     User = get_user_model()
-    return {name: User.objects.create_user(name, password="pw-" + name) for name in ("owner", "collaborator", "stranger")}
+    return {name: User.objects.create_user(name) for name in ("owner", "collaborator", "stranger")}
 
 
 @pytest.fixture

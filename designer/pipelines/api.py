@@ -49,6 +49,8 @@ def api(*methods):
 
 
 def body_json(request) -> dict:
+    if request.content_type != "application/json" and not request.POST:
+        return {}  # a bare POST (a button, curl -X POST): no options
     try:
         data = json.loads(request.body or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

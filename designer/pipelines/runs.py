@@ -25,8 +25,10 @@ from designer.pipelines.models import NodeRun, Run, Worker
 # ---------------------------------------------------------------- submit
 
 
-def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate: set[str] | bool = False) -> Run:
-    """Freeze the document into a Run and hand its first nodes to the workers.
+def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate: set[str] | bool = False,
+           inline: bool = False) -> Run:
+    """Freeze the document into a Run and hand its first nodes to the workers (or, with
+    `inline`, run every node in this process through the same engine).
 
     Raises graph.PipelineInvalid (every problem) when the document cannot run.
     """
@@ -38,7 +40,10 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     with transaction.atomic():
         run = Run.objects.create(owner=owner, pipeline=pipeline, name=name or doc.get("name") or "pipeline", snapshot=doc)
         NodeRun.objects.bulk_create(NodeRun(run=run, node_id=n["id"], kind=n["kind"]) for n in doc["nodes"])
-    dispatch(advance(run.id))
+    if inline:
+        run_inline(run.id)
+    else:
+        dispatch(advance(run.id))
     return run
 
 
@@ -50,8 +55,9 @@ def dispatch(noderun_ids: list[int]) -> None:
 
 
 def run_inline(run_id: int) -> None:
-    """Run every node in this process, through the same engine (headless `--inline`)."""
-    todo = advance(run_id)
+    """Run the run's nodes in this process, through the same engine (headless `--inline`).
+    A node that a worker claims first is left to the worker."""
+    todo = list(NodeRun.objects.filter(run_id=run_id, status=s.QUEUED).values_list("id", flat=True)) + advance(run_id)
     while todo:
         nid = todo.pop(0)
         run_id = execute_noderun(nid)
@@ -128,9 +134,11 @@ def node_dir(run_id: int, node_id: str) -> Path:
     return Path(settings.ARTIFACT_ROOT) / str(run_id) / node_id
 
 
-def execute_noderun(noderun_id: int) -> int:
+def execute_noderun(noderun_id: int) -> int | None:
     """Run one queued node (in a worker, or inline). Returns its run id."""
-    nr = NodeRun.objects.select_related("run").get(pk=noderun_id)
+    nr = NodeRun.objects.select_related("run").filter(pk=noderun_id).first()
+    if nr is None:
+        return None  # its run was deleted while the task waited in the queue
     run = nr.run
     if not _transition(nr, s.QUEUED, s.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now(),
                        worker=f"{socket.gethostname()}:{_worker_name()}"):

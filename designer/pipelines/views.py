@@ -1,11 +1,158 @@
-"""Pages. The designer canvas itself comes with the web-page issue; this is the pipelines list."""
+"""Pages: the pipelines list and the designer. One view serves the full page or, for htmx, the
+fragment it replaces. The designer's canvas is static/js/designer.js; its right pane (a node's
+parameters) is rendered here from the module declaration."""
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.db import transaction
+from django.http import HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from designer.engine import graph
+from designer.pipelines.api import EMPTY_PIPELINE
+from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.models import Pipeline
+
+MAX_IMPORT_BYTES = 5 * 1024 * 1024
+
+
+def _own(request, pk) -> Pipeline:
+    return get_object_or_404(Pipeline, pk=pk, owner=request.user)
+
+
+# ---------------------------------------------------------------- pipelines list
 
 
 @login_required
+@require_GET
 def home(request):
+    return _home(request)
+
+
+def _home(request, import_problems=None, import_error=None, status=200):
     return render(request, "pipelines/home.html", {
         "pipelines": request.user.pipelines.all(),
         "runs": request.user.runs.select_related("pipeline")[:20],
+        "import_problems": import_problems, "import_error": import_error,
+    }, status=status)
+
+
+@login_required
+@require_POST
+def pipeline_new(request):
+    name = request.POST.get("name", "").strip()[:200] or "Untitled pipeline"
+    p = Pipeline.objects.create(owner=request.user, name=name, draft=dict(EMPTY_PIPELINE))
+    return redirect("designer", pk=p.pk)
+
+
+@login_required
+@require_POST
+def pipeline_import(request):
+    """A pipeline file: imported only if it is valid; otherwise every problem is listed."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        return _home(request, import_error="choose a pipeline file (.json) to import", status=400)
+    if upload.size > MAX_IMPORT_BYTES:
+        return _home(request, import_error=f"{upload.name} is {upload.size:,} bytes: a pipeline file may be at most {MAX_IMPORT_BYTES:,}", status=400)
+    try:
+        doc = graph.parse_text(upload.read())
+    except graph.PipelineInvalid as e:
+        return _home(request, import_error=f"{upload.name} cannot be imported", import_problems=e.problems, status=400)
+    problems = graph.validate(doc, get_catalogue())
+    if problems:
+        return _home(request, import_error=f"{upload.name} cannot be imported: {len(problems)} problem(s); nothing was imported",
+                     import_problems=problems, status=400)
+    p = Pipeline.objects.create(owner=request.user, name=str(doc.get("name") or upload.name.rsplit(".", 1)[0])[:200], draft=doc)
+    messages.success(request, f"Imported {p.name}.")
+    return redirect("designer", pk=p.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def pipeline_rename(request, pk):
+    p = _own(request, pk)
+    error = None
+    if request.method == "POST":
+        name = request.POST.get("name", "").strip()
+        if not name:
+            error = "a name cannot be empty"
+        elif len(name) > 200:
+            error = f"a name may have at most 200 characters (this one has {len(name)})"
+        else:
+            with transaction.atomic():  # the revision moves on: an open designer tab learns of it on its next save
+                Pipeline.objects.filter(pk=p.pk).update(name=name, revision=p.revision + 1)
+            p.refresh_from_db()
+            if request.htmx:
+                return render(request, "pipelines/_row.html", {"p": p})
+            return redirect("home")
+    template = "pipelines/_rename.html" if request.htmx else "pipelines/rename.html"
+    return render(request, template, {"p": p, "error": error}, status=400 if error else 200)
+
+
+@login_required
+@require_POST
+def pipeline_clone(request, pk):
+    p = _own(request, pk)
+    copy = Pipeline.objects.create(owner=request.user, name=f"{p.name} (copy)"[:200], draft=p.draft)
+    messages.success(request, f"Cloned {p.name} as {copy.name}.")
+    return redirect("home")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def pipeline_delete(request, pk):
+    """GET asks for confirmation; POST deletes."""
+    p = _own(request, pk)
+    if request.method == "POST":
+        name = p.name
+        p.delete()
+        messages.success(request, f"Deleted {name}.")
+        return redirect("home")
+    return render(request, "pipelines/delete.html", {"p": p, "runs": p.runs.count()})
+
+
+# ---------------------------------------------------------------- the designer
+
+
+@login_required
+@require_GET
+def designer(request, pk):
+    p = _own(request, pk)
+    catalogue = get_catalogue()
+    categories: dict[str, list] = {}
+    for m in catalogue:
+        categories.setdefault(m.category or "Other", []).append(m)
+    return render(request, "pipelines/designer.html", {
+        "p": p, "categories": categories,
+        "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe()},
+    })
+
+
+@login_required
+@require_POST
+def node_pane(request, pk):
+    """The right pane for one node, generated from its module's declaration. Body: `node`, the
+    node's JSON as it is on the canvas; values already invalid are marked with the server's message."""
+    _own(request, pk)
+    try:
+        node = json.loads(request.POST.get("node", ""))
+        kind = node["kind"]
+    except (ValueError, KeyError, TypeError):
+        return HttpResponseBadRequest("`node` must be a node of the pipeline, as JSON")
+    module = get_catalogue().get(kind)
+    values = node.get("parameters") or {}
+    fields = []
+    for param in module.params if module else []:
+        value = values.get(param.name, param.default)
+        fields.append({"p": param, "value": value, "error": param.check(value) if param.name in values else None,
+                       "range": param._range_text() if hasattr(param, "_range_text") else ""})
+    settings = node.get("run_settings") or {}
+    return render(request, "pipelines/_pane.html", {
+        "node": node, "module": module, "fields": fields,
+        "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
+        "max_run_setting": graph.MAX_RUN_SETTING,
     })

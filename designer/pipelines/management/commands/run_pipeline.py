@@ -30,12 +30,10 @@ class Command(BaseCommand):
             apply_override(doc, item)
         regenerate = True if opts["regenerate"] == [] else set(opts["regenerate"] or ())
         try:
-            run = runs.submit(owner(opts["owner"]), doc, name=doc.get("name"), regenerate=regenerate)
+            run = runs.submit(owner(opts["owner"]), doc, name=doc.get("name"), regenerate=regenerate, inline=opts["inline"])
         except graph.PipelineInvalid as e:
             raise CommandError(f"{opts['file']} cannot run, {len(e.problems)} problem(s):\n{problems_text(e.problems)}")
         self.stdout.write(f"run {run.id}: {len(doc['nodes'])} node(s) submitted")
-        if opts["inline"]:
-            runs.run_inline(run.id)
         run = self.follow(run, opts["timeout"])
         failed = list(run.nodes.filter(status="failed"))
         self.stdout.write(f"run {run.id} {run.status}")

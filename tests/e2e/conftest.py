@@ -1,0 +1,116 @@
+"""Browser tests: a real daphne (HTTP + websockets) on the test database, driven by Debian's
+chromium through Playwright. Each test gets a fresh page signed in as `owner`."""
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, TEST_DATA, worker_database_url
+
+# Playwright's sync API keeps an event loop running in this thread; the ORM calls of a test are
+# still plain synchronous calls.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-dev-shm-usage"]
+RESULTS = ROOT / "test-results"
+# the page server also knows a distributed toy module (Run settings are shown only for those)
+SERVER_MODULES = "tests.toy_modules,tests.e2e.toy_distributed"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = TEST_DATA / "daphne.log"
+        env = {**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "DESIGNER_EXTRA_MODULES": SERVER_MODULES}
+        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"],
+            cwd=ROOT, env=env, stdout=self.log_path.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daphne exited: {self.log()}")
+            try:
+                urllib.request.urlopen(self.url + "/accounts/login/", timeout=2).read()
+                return self
+            except OSError:
+                time.sleep(0.2)
+        raise TimeoutError(f"daphne not ready after {timeout} s: {self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-3000:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def server(django_db_setup, django_db_blocker):
+    s = Server().wait_ready()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def sign_in(context, server, user):
+    from django.test import Client
+
+    c = Client()
+    c.force_login(user)
+    context.add_cookies([{"name": "sessionid", "value": c.cookies["sessionid"].value, "url": server.url}])
+
+
+@pytest.fixture
+def page(request, browser, server, users, transactional_db):
+    """A page signed in as owner. Console errors of the page fail the test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True)
+    sign_in(context, server, users["owner"])
+    pg = context.new_page()
+    pg.set_default_timeout(10_000)
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and "409" not in m.text and "400" not in m.text else None)
+    pg.base = server.url
+    pg.shot = lambda name: pg.screenshot(path=str(shot_dir(request) / f"{name}.png"))
+    yield pg
+    if request.node.rep_call_failed if hasattr(request.node, "rep_call_failed") else False:
+        pass
+    pg.screenshot(path=str(shot_dir(request) / "last.png"))
+    context.close()
+    assert not errors, f"the page reported errors: {errors}"
+
+
+def shot_dir(request) -> Path:
+    d = RESULTS / request.node.name
+    d.mkdir(parents=True, exist_ok=True)
+    return d

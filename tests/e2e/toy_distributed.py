@@ -1,0 +1,15 @@
+"""A toy module that offers Run settings (distributed), known only to the browser tests' server."""
+from modules.base import Choice, ImageDirectory, Module, Port
+
+
+class ToyDistributed(Module):
+    kind = "toy_distributed"
+    label = "Toy distributed"
+    category = "Tests"
+    inputs = [Port("Input", ImageDirectory)]
+    outputs = [Port("Out", ImageDirectory)]
+    params = [Choice("Mode", default="fast", choices=("fast", "slow"), help="how to go")]
+    distributed = True
+
+    def run(self, ctx, input):
+        ctx.log("distributed toy")
