@@ -82,10 +82,11 @@ class CeleryWorker:
         self.hostname = f"{name}@{socket.gethostname()}"
         self.log_path = TEST_DATA / f"worker-{name}.log"
         env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "designer.celery", "worker", "-c", str(concurrency), "-n", self.hostname,
-             "-l", "warning", "--without-mingle", "--without-gossip"],
-            cwd=ROOT, env=env, stdout=self.log_path.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "designer.celery", "worker", "-c", str(concurrency), "-n", self.hostname,
+                 "-l", "warning", "--without-mingle", "--without-gossip"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout=60):
         from designer.pipelines.models import Worker

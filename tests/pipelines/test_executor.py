@@ -1,0 +1,82 @@
+"""The executor with a real Celery worker (embedded: SQLite broker and database; with
+`make test`'s production pass: Redis broker, PostgreSQL)."""
+import time
+from pathlib import Path
+
+import pytest
+
+from designer.pipelines import runs
+from tests.conftest import wait_for_run
+from tests.pipes import chain, two_branches
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
+
+
+def statuses(run):
+    return {nr.node_id: nr.status for nr in run.nodes.all()}
+
+
+def value(run, node_id):
+    return int((Path(run.nodes.get(node_id=node_id).outputs["out"]) / "value.txt").read_text())
+
+
+def test_a_chain_runs_on_a_worker(shared_worker, users):
+    run = wait_for_run(runs.submit(users["owner"], chain(5)).id)
+    assert run.status == "completed" and set(statuses(run).values()) == {"completed"}
+    assert value(run, "n4") == 5
+    assert run.nodes.get(node_id="n2").worker.endswith(shared_worker.hostname)
+    meta = (Path(run.nodes.get(node_id="n4").outputs["out"]) / "_meta.yaml").read_text()
+    assert "type: ImageDirectory" in meta
+    assert Path(run.nodes.get(node_id="n4").outputs["out"]).parent.name == "n4"
+
+
+def test_independent_branches_run_at_the_same_time(shared_worker, users):
+    run = wait_for_run(runs.submit(users["owner"], two_branches(sleep=1.5)).id)
+    left, right = run.nodes.get(node_id="left"), run.nodes.get(node_id="right")
+    assert left.started_at < right.finished_at and right.started_at < left.finished_at
+
+
+def test_a_failed_node_stops_its_downstream_while_other_branches_finish(shared_worker, users):
+    run = wait_for_run(runs.submit(users["owner"], two_branches(fail_left=True)).id)
+    assert run.status == "failed"
+    assert statuses(run) == {"src": "completed", "left": "failed", "left2": "not_run", "right": "completed"}
+    assert run.nodes.get(node_id="left").error == "ModuleError: asked to fail (parameter Fail is on)"
+    assert value(run, "right") == 15
+
+
+def test_unchanged_nodes_reuse_their_outputs_and_a_changed_one_reruns_with_its_downstream(shared_worker, users):
+    first = wait_for_run(runs.submit(users["owner"], chain(4)).id)
+    again = wait_for_run(runs.submit(users["owner"], chain(4)).id)
+    assert set(statuses(again).values()) == {"reused"}
+    assert again.nodes.get(node_id="n3").reused_from.run_id == first.id and value(again, "n3") == 4
+    changed = chain(4)
+    changed["nodes"][2]["parameters"]["amount"] = 10
+    third = wait_for_run(runs.submit(users["owner"], changed).id)
+    assert statuses(third) == {"n0": "reused", "n1": "reused", "n2": "completed", "n3": "completed"}
+    assert value(third, "n3") == 13
+
+
+def test_regenerate_output_reruns_the_node_and_what_depends_on_it(shared_worker, users):
+    wait_for_run(runs.submit(users["owner"], chain(3)).id)
+    doc = chain(3)
+    doc["nodes"][1]["regenerate_output"] = True
+    run = wait_for_run(runs.submit(users["owner"], doc).id)
+    assert statuses(run) == {"n0": "reused", "n1": "completed", "n2": "completed"}
+
+
+def test_a_run_can_be_cancelled_while_a_node_runs(shared_worker, users):
+    run = runs.submit(users["owner"], chain(3, sleep=30))
+    wait_for_run(run.id, until=lambda r: r.nodes.filter(node_id="n1", status="running").exists())
+    cancelled_at = time.monotonic()
+    runs.cancel(run)
+    run = wait_for_run(run.id, timeout=15)
+    assert time.monotonic() - cancelled_at < 5
+    assert run.status == "cancelled"
+    assert statuses(run) == {"n0": "completed", "n1": "cancelled", "n2": "cancelled"}
+
+
+def test_events_are_stored_in_order(shared_worker, users):
+    run = wait_for_run(runs.submit(users["owner"], chain(2)).id)
+    kinds = [(e.node_id, e.type) for e in run.events.exclude(type="log")]
+    assert kinds == [("n0", "node_started"), ("n0", "node_finished"), ("n1", "node_started"), ("n1", "metric"),
+                     ("n1", "node_finished"), ("", "run_finished")]
