@@ -107,6 +107,9 @@ EVENT_POLL_SECONDS = env_float("EVENT_POLL_SECONDS", 0.5 if not CHANNEL_LAYER_UR
 ARTIFACT_ROOT = Path(env_str("ARTIFACT_ROOT", str(DATA_DIR / "artifacts")))
 if not ARTIFACT_ROOT.is_absolute():
     raise ImproperlyConfigured(f"ARTIFACT_ROOT={str(ARTIFACT_ROOT)!r}: must be an absolute path")
+# uploaded datasets live under ARTIFACT_ROOT/datasets/<owner id>/...; larger uploads are refused (413)
+DATASET_MAX_UPLOAD_MB = env_float("DATASET_MAX_UPLOAD_MB", 2048, minimum=1)
+DATASET_MAX_UPLOAD_BYTES = int(DATASET_MAX_UPLOAD_MB * 1024 * 1024)
 EXTRA_MODULE_PACKAGES = tuple(p for p in env_str("DESIGNER_EXTRA_MODULES", "").split(",") if p)
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from designer.pipelines import api, views
+from designer.pipelines import api, datasets_api, views
 
 api_patterns = [
     path("modules", api.module_list),
@@ -13,6 +13,8 @@ api_patterns = [
     path("pipelines/<int:pk>/clone", api.pipeline_clone),
     path("pipelines/<int:pk>/export", api.pipeline_export),
     path("pipelines/<int:pk>/runs", api.pipeline_runs),
+    path("datasets", datasets_api.dataset_list),
+    path("datasets/<int:pk>", datasets_api.dataset_detail),
     path("runs", api.run_list),
     path("runs/<int:pk>", api.run_detail),
     path("runs/<int:pk>/cancel", api.run_cancel),

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Worker
+from designer.pipelines.models import Dataset, Event, NodeRun, Pipeline, Run, Worker
 
 
 @admin.register(Pipeline)
@@ -39,3 +39,10 @@ class EventAdmin(admin.ModelAdmin):
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin):
     list_display = ("hostname", "cpus", "gpus", "concurrency", "last_seen")
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "size", "created_at")
+    list_filter = ("owner",)
+    search_fields = ("name",)

@@ -100,3 +100,37 @@ class Worker(models.Model):
 
     def __str__(self):
         return self.hostname
+
+
+def _dataset_storage():
+    """Files under ARTIFACT_ROOT (read when used, so that tests and deployments can move it)."""
+    from django.core.files.storage import FileSystemStorage
+
+    return FileSystemStorage(location=settings.ARTIFACT_ROOT)
+
+
+def _dataset_upload_to(instance, filename: str) -> str:
+    import uuid
+
+    # a folder of its own per upload: two uploads of the same name never collide
+    return f"datasets/{instance.owner_id}/{uuid.uuid4().hex}/{filename}"
+
+
+class Dataset(models.Model):
+    """An uploaded archive of images, reusable in the owner's pipelines (module Dataset)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="datasets")
+    name = models.CharField(max_length=200)
+    file = models.FileField(upload_to=_dataset_upload_to, storage=_dataset_storage, max_length=500)
+    size = models.PositiveBigIntegerField(default=0, help_text="bytes")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def filename(self) -> str:
+        return self.file.name.rsplit("/", 1)[-1]

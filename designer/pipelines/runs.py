@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from designer.engine import cache, executor, graph
 from designer.engine import scheduler as s
-from designer.pipelines import events
+from designer.pipelines import datasets, events
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Run, Worker
 
@@ -33,6 +33,7 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     Raises graph.PipelineInvalid (every problem) when the document cannot run.
     """
     doc = graph.check(graph.upgrade(doc), get_catalogue())
+    doc = datasets.bind(owner, doc)  # a Dataset node may only read its owner's file
     if regenerate:
         for node in doc["nodes"]:
             if regenerate is True or node["id"] in regenerate:

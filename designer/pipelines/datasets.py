@@ -1,0 +1,85 @@
+"""Datasets: storing an upload, and binding the Dataset modules of a pipeline to their files.
+
+`bind()` is the one gate between a pipeline document and a stored file: it runs when a run is
+submitted, checks that every Dataset node names a dataset of the run's owner, and writes that
+dataset's path into the node's `stored_file` parameter (a value already there is replaced).
+"""
+from __future__ import annotations
+
+import copy
+import tarfile
+import zipfile
+from pathlib import Path
+
+from designer.engine import graph
+from designer.pipelines.models import Dataset
+
+DATASET_KIND = "dataset"
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz")
+
+
+class NotAnArchive(ValueError):
+    pass
+
+
+def check_archive(fileobj, filename: str) -> None:
+    """Raise NotAnArchive unless the file is a zip or tar archive, by name and by content."""
+    supported = ", ".join(ARCHIVE_SUFFIXES)
+    if not filename.lower().endswith(ARCHIVE_SUFFIXES):
+        raise NotAnArchive(f"{filename} is not an archive of images: upload a {supported} file")
+    fileobj.seek(0)
+    try:
+        if filename.lower().endswith(".zip"):
+            ok = zipfile.is_zipfile(fileobj)
+        else:
+            try:
+                with tarfile.open(fileobj=fileobj, mode="r:*") as t:
+                    t.next()
+                ok = True
+            except (tarfile.TarError, EOFError, OSError):
+                ok = False
+    finally:
+        fileobj.seek(0)
+    if not ok:
+        raise NotAnArchive(f"{filename} is named like an archive but its content is not one ({supported})")
+
+
+def store(owner, name: str, uploaded) -> Dataset:
+    """Save an uploaded (Django) file as a dataset of `owner`; call check_archive first."""
+    ds = Dataset(owner=owner, name=(name or Path(uploaded.name).name)[:200], size=uploaded.size)
+    ds.file.save(Path(uploaded.name).name, uploaded, save=False)
+    ds.save()
+    return ds
+
+
+def delete(ds: Dataset) -> None:
+    folder = Path(ds.file.path).parent
+    ds.file.delete(save=False)
+    try:
+        folder.rmdir()  # the upload's own folder, now empty
+    except OSError:
+        pass
+    ds.delete()
+
+
+def bind(owner, doc: dict) -> dict:
+    """Point every Dataset node at its owner's stored file; PipelineInvalid for any other id."""
+    doc = copy.deepcopy(doc)  # the caller's document (a stored draft) never holds a path
+    problems = []
+    for node in doc.get("nodes", []):
+        if node.get("kind") != DATASET_KIND:
+            continue
+        params = node.setdefault("parameters", {})
+        params.pop("stored_file", None)  # only ever set here
+        dataset_id = params.get("dataset")
+        found = None
+        if isinstance(dataset_id, int) and not isinstance(dataset_id, bool):
+            found = Dataset.objects.filter(pk=dataset_id, owner=owner).first()
+        if found is None:
+            what = "no dataset chosen" if dataset_id is None else f"you have no dataset with id {dataset_id!r}"
+            problems.append(graph.Problem(f"Dataset: {what}", "unknown_dataset", node=node.get("id"), param="dataset"))
+            continue
+        params["stored_file"] = str(Path(found.file.path))
+    if problems:
+        raise graph.PipelineInvalid(problems)
+    return doc

@@ -1,0 +1,59 @@
+"""Datasets API: GET/POST /api/datasets (multipart upload, field `file`, optional `name`) and
+GET/DELETE /api/datasets/<id>. A user only ever sees their own datasets: anything else is 404."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
+
+from designer.pipelines import datasets
+from designer.pipelines.api import BadRequest, api
+from designer.pipelines.models import Dataset
+
+MULTIPART_SLACK = 64 * 1024  # form boundaries and headers around the file
+
+
+def dataset_json(ds: Dataset) -> dict:
+    return {"id": ds.id, "name": ds.name, "filename": ds.filename, "size": ds.size,
+            "created_at": ds.created_at.isoformat()}
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.0f} KB"
+
+
+def _too_large(size: int) -> BadRequest:
+    limit = settings.DATASET_MAX_UPLOAD_BYTES
+    return BadRequest(f"the upload is {_size_text(size)}, larger than the limit of {_size_text(limit)} "
+                      "(setting DATASET_MAX_UPLOAD_MB)", status=413, limit_bytes=limit)
+
+
+@api("GET", "POST")
+def dataset_list(request):
+    if request.method == "GET":
+        return JsonResponse({"datasets": [dataset_json(d) for d in request.user.datasets.all()],
+                             "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES})
+    # refuse before reading the body when the request says it is too big
+    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    if length > settings.DATASET_MAX_UPLOAD_BYTES + MULTIPART_SLACK:
+        raise _too_large(length)
+    uploaded = request.FILES.get("file")
+    if uploaded is None:
+        raise BadRequest("send the archive as a multipart/form-data field named 'file'")
+    if uploaded.size > settings.DATASET_MAX_UPLOAD_BYTES:
+        raise _too_large(uploaded.size)
+    try:
+        datasets.check_archive(uploaded, uploaded.name)
+    except datasets.NotAnArchive as e:
+        raise BadRequest(str(e))
+    ds = datasets.store(request.user, request.POST.get("name", ""), uploaded)
+    return JsonResponse(dataset_json(ds), status=201)
+
+
+@api("GET", "DELETE")
+def dataset_detail(request, pk: int):
+    ds = get_object_or_404(Dataset, pk=pk, owner=request.user)
+    if request.method == "GET":
+        return JsonResponse(dataset_json(ds))
+    datasets.delete(ds)
+    return HttpResponse(status=204)

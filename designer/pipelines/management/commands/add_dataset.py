@@ -1,0 +1,40 @@
+"""Store an archive, or a folder (zipped on the way), as a dataset; print its id."""
+import tempfile
+import zipfile
+from pathlib import Path
+
+from django.core.files import File
+from django.core.management.base import BaseCommand, CommandError
+
+from designer.pipelines import datasets
+from designer.pipelines.management.commands._common import owner
+
+
+class Command(BaseCommand):
+    help = "Add an image archive (.zip, .tar, .tar.gz, .tar.bz2) or folder as a dataset; prints the dataset id."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--owner", default="admin")
+        parser.add_argument("--name", default="")
+
+    def handle(self, *args, **opts):
+        path = Path(opts["path"])
+        user = owner(opts["owner"])
+        with tempfile.TemporaryDirectory() as tmp:
+            if path.is_dir():
+                archive = Path(tmp) / f"{path.name}.zip"
+                with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+                    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+                        z.write(f, f.relative_to(path).as_posix())
+                path = archive
+            elif not path.is_file():
+                raise CommandError(f"{path}: no such file or folder")
+            with path.open("rb") as f:
+                upload = File(f, name=path.name)
+                try:
+                    datasets.check_archive(upload, path.name)
+                except datasets.NotAnArchive as e:
+                    raise CommandError(str(e))
+                ds = datasets.store(user, opts["name"] or path.name, upload)
+        self.stdout.write(str(ds.id))
