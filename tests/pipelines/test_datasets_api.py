@@ -137,3 +137,16 @@ def test_a_deleted_datasets_node_fails_with_a_clear_error(owner_client, users):
     runs.run_inline(run.id)
     data = run.nodes.get(node_id="data")
     assert data.status == "failed" and "InvalidDatasetError: Dataset: the file of dataset" in data.error
+
+
+def test_the_add_dataset_command_stores_a_folder_as_a_zip(tmp_path, users):
+    from django.core.management import call_command
+
+    with zipfile.ZipFile(io.BytesIO(image_zip())) as z:
+        z.extractall(tmp_path / "unpacked")
+    out = io.StringIO()
+    call_command("add_dataset", str(tmp_path / "unpacked" / "pets"), owner="owner", name="pets", stdout=out)
+    ds = Dataset.objects.get(pk=int(out.getvalue()))
+    assert ds.owner == users["owner"] and ds.filename == "pets.zip"
+    with zipfile.ZipFile(ds.file.path) as z:
+        assert sorted(z.namelist())[0] == "cats/0.png"
