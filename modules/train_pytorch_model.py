@@ -1,0 +1,73 @@
+import shutil
+
+from modules.base import (
+    Float,
+    ImageDirectory,
+    Int,
+    ModelDirectory,
+    Module,
+    Port,
+    UntrainedModelDirectory,
+)
+
+
+class TrainPyTorchModel(Module):
+    """Trains an image classifier (ResNet / DenseNet) and keeps the epoch with the lowest
+    validation loss, with the class list and the inference transformation needed to score."""
+
+    kind = "train_pytorch_model"
+    label = "Train PyTorch Model"
+    category = "Model Training"
+    version = 1
+    distributed = True
+    inputs = [Port("Untrained model", UntrainedModelDirectory), Port("Training dataset", ImageDirectory),
+              Port("Validation dataset", ImageDirectory)]
+    outputs = [Port("Trained model", ModelDirectory)]
+    params = [
+        Int("Epochs", default=5, min=0, min_exclusive=True, help="passes over the training dataset"),
+        Int("Batch size", default=16, min=0, min_exclusive=True, help="images per training step (per process)"),
+        Int("Warmup step number", default=0, min=0,
+            help="steps over which the learning rate rises linearly from 0 to Learning rate"),
+        Float("Learning rate", default=0.001, min=0, min_exclusive=True, help="SGD learning rate after warm-up"),
+        Int("Random seed", default=1, min=0, help="same seed, same data, one process: same model"),
+        Int("Patience", default=3, min=0, min_exclusive=True,
+            help="stop after this many epochs without a lower validation loss"),
+        Int("Print frequency", default=10, min=0, help="log a training line every this many steps (0: per epoch only)"),
+    ]
+
+    def run(self, ctx, untrained_model, training_dataset, validation_dataset):
+        from training import models, train
+
+        # refuse wrong inputs here, by port name, before any torch work
+        models.read_spec(untrained_model, self.label, "Untrained model", "UntrainedModelDirectory")
+        world = ctx.run_settings["node_count"] * ctx.run_settings["process_count_per_node"]
+        if world != 1:
+            from modules.base import ModuleError
+
+            raise ModuleError(f"{self.label}: Run settings ask for {world} processes; this version trains in one "
+                              f"process only (Node count 1, Process count per node 1)")
+        out = ctx.output_dir("trained_model")
+        work = ctx.node_dir / "work"
+        argv = train.argv_for(untrained_model.path, training_dataset.path, validation_dataset.path, out, ctx.params,
+                              work_dir=work)
+        info = train.main(train.get_args_parser().parse_args(argv), _ContextReporter(ctx))
+        shutil.rmtree(work, ignore_errors=True)  # the checkpoint only serves an interrupted run
+        ctx.set_meta("trained_model", model_name=info.get("model_name"), classes=info["classes"],
+                     best_epoch=info["best_epoch"], validation_loss=info["validation_loss"],
+                     validation_top1_accuracy=info["validation_top1_accuracy"])
+
+
+class _ContextReporter:
+    """train.main's log lines and metrics, into the node's log and metric events."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def log(self, text):
+        self.ctx.log(text)
+
+    def metric(self, name, value, step):
+        self.ctx.metric(name, value, step)
+
+    def check_cancelled(self):
+        self.ctx.check_cancelled()

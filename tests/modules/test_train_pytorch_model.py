@@ -1,0 +1,135 @@
+import math
+
+import pytest
+import torch
+import yaml
+
+from modules import _transforms as T
+from modules.base import (
+    InvalidDatasetError,
+    InvalidModelDirectoryError,
+    NotInRangeValueError,
+    NotLabeledDatasetError,
+)
+from modules.train_pytorch_model import TrainPyTorchModel
+from tests.modules.model_helpers import (
+    digits_split,
+    image_dir,
+    metrics,
+    run,
+    small_recipe,
+    untrained,
+)
+from training import models
+from training.data import IMAGENET_NORMALIZE, ImageDirDataset, read_image_dir
+from training.train import BestEpoch, TrainingDivergedError, evaluate
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    """60 training and 20 validation digits (10 classes, 32x32)."""
+    return digits_split(tmp_path_factory.mktemp("digits"), per_class=8)
+
+
+@pytest.fixture
+def inputs(tmp_path, digits):
+    train, val = digits
+    recipe = small_recipe(flip=True)
+    return {"untrained_model": untrained(tmp_path / "resnet"),
+            "training_dataset": image_dir(tmp_path / "train", train, recipe, "training"),
+            "validation_dataset": image_dir(tmp_path / "val", val, recipe, "inference")}
+
+
+FAST = {"epochs": 2, "batch_size": 16, "learning_rate": 0.05, "print_frequency": 2}
+
+
+def test_defaults_are_the_reference_ones():
+    defaults = {p.name: p.default for p in TrainPyTorchModel.params}
+    assert defaults == {"epochs": 5, "batch_size": 16, "warmup_step_number": 0, "learning_rate": 0.001,
+                        "random_seed": 1, "patience": 3, "print_frequency": 10}
+    assert TrainPyTorchModel.distributed
+
+
+def test_it_trains_reports_every_epoch_and_repeats_itself_exactly(tmp_path, inputs):
+    out, events = run(TrainPyTorchModel, tmp_path / "a", {**FAST, "warmup_step_number": 3}, **inputs)
+    model_dir = out["trained_model"]
+    assert model_dir.type == "ModelDirectory" and model_dir.meta["classes"] == [str(d) for d in range(10)]
+    spec = yaml.safe_load((model_dir.path / models.SPEC_FILE).read_text())
+    assert spec["transforms"]["mode"] == "inference" and spec["model_name"] == "resnet18"
+    names = {(name, step) for name, _, step in metrics(events)}
+    for epoch in (1, 2):
+        for name in ("learning_rate", "training_images_per_second", "training_loss", "training_error",
+                     "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy"):
+            assert (name, epoch) in names
+    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    assert "Epoch 2: lr 0.050000" in log and "[1] [2/4]" in log  # print frequency 2 of 4 steps
+    assert not (tmp_path / "a" / "work").exists()
+
+    _, again = run(TrainPyTorchModel, tmp_path / "b", {**FAST, "warmup_step_number": 3}, **inputs)
+    timing = "training_images_per_second"
+    assert [m for m in metrics(again) if m[0] != timing] == [m for m in metrics(events) if m[0] != timing]
+
+
+def test_it_keeps_the_weights_of_the_best_epoch(tmp_path, inputs):
+    out, _ = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 3, "patience": 3, "learning_rate": 0.2},
+                 **inputs)
+    spec = yaml.safe_load((out["trained_model"].path / models.SPEC_FILE).read_text())
+    losses = [h["validation_loss"] for h in spec["history"]]
+    assert spec["best_epoch"] == 1 + losses.index(min(losses))
+    # scoring the weights kept gives the best epoch's validation loss again
+    model, info = models.load_trained(out["trained_model"], "test")
+    dataset = ImageDirDataset(read_image_dir(inputs["validation_dataset"].path), info["classes"],
+                              T.build_transform(info["transforms"], None, IMAGENET_NORMALIZE))
+    again = evaluate(model, torch.nn.CrossEntropyLoss(), torch.utils.data.DataLoader(dataset, batch_size=16),
+                     "cpu", len(info["classes"]))
+    assert math.isclose(again["validation_loss"], min(losses), rel_tol=1e-4)
+
+
+def test_early_stopping_waits_patience_epochs_and_keeps_the_best():
+    model = torch.nn.Linear(1, 1)
+    keeper = BestEpoch(patience=2)
+    decisions = []
+    for epoch, loss in enumerate([3.0, 2.0, 2.5, float("nan"), 1.0], start=1):
+        with torch.no_grad():
+            model.weight.fill_(epoch)
+        decisions.append(keeper.update(epoch, loss, model))
+    assert decisions == [False, False, False, True, False]
+    assert keeper.best_epoch == 5 and keeper.best_state["weight"].item() == 5
+    assert BestEpoch(patience=1).update(1, float("nan"), model) is True
+
+
+def test_top5_is_reported_only_with_five_classes_or_more(tmp_path):
+    train, val = digits_split(tmp_path / "digits", per_class=8, classes={"0", "1", "2"})
+    _, events = run(TrainPyTorchModel, tmp_path / "n", {"epochs": 1},
+                    untrained_model=untrained(tmp_path / "resnet"),
+                    training_dataset=image_dir(tmp_path / "t", train, small_recipe()),
+                    validation_dataset=image_dir(tmp_path / "v", val, small_recipe(), "inference"))
+    names = {m[0] for m in metrics(events)}
+    assert "validation_top1_accuracy" in names and "validation_top5_accuracy" not in names
+
+
+def test_it_refuses_a_directory_that_is_not_a_model(tmp_path, inputs):
+    with pytest.raises(InvalidModelDirectoryError, match="Untrained model"):
+        run(TrainPyTorchModel, tmp_path / "n", FAST, **{**inputs, "untrained_model": inputs["training_dataset"]})
+
+
+def test_it_refuses_an_unlabeled_dataset(tmp_path, inputs, digits):
+    unlabeled = image_dir(tmp_path / "u", digits[0], small_recipe(), unlabeled=True)
+    with pytest.raises(NotLabeledDatasetError, match="Training dataset"):
+        run(TrainPyTorchModel, tmp_path / "n", FAST, **{**inputs, "training_dataset": unlabeled})
+
+
+def test_it_refuses_validation_classes_unknown_to_training(tmp_path, inputs, digits):
+    strange = image_dir(tmp_path / "s", digits[1], small_recipe(), "inference", relabel={"7": "seven"})
+    with pytest.raises(InvalidDatasetError, match="seven"):
+        run(TrainPyTorchModel, tmp_path / "n", FAST, **{**inputs, "validation_dataset": strange})
+
+
+def test_it_refuses_a_batch_larger_than_the_training_set(tmp_path, inputs):
+    with pytest.raises(NotInRangeValueError, match=r"Batch size 500 .*\(60 images"):
+        run(TrainPyTorchModel, tmp_path / "n", {**FAST, "batch_size": 500}, **inputs)
+
+
+def test_a_diverging_loss_names_the_step_and_the_learning_rate(tmp_path, inputs):
+    with pytest.raises(TrainingDivergedError, match=r"epoch 1, step \d+ of 4; lower the Learning rate"):
+        run(TrainPyTorchModel, tmp_path / "n", {**FAST, "learning_rate": 1e30}, **inputs)

@@ -1,0 +1,354 @@
+"""Image classification training, after torchvision's classification reference
+(references/classification/train.py): `load_data`, `train_one_epoch`, `evaluate`, `main(args)`.
+
+One process: `main(args)` in-process (Train PyTorch Model with node count 1 x process count 1).
+Several: the same `main(args)` under `torchrun`, which sets RANK / WORLD_SIZE / LOCAL_RANK:
+
+    torchrun --nproc-per-node 2 -m training.train --model-dir M --train-dir T --val-dir V --output-dir O
+
+Recipe: SGD with Nesterov momentum 0.9 and weight decay 1e-4, a linear learning-rate warm-up
+over the first `--warmup-steps` steps, early stopping when the validation loss has not improved
+for `--patience` epochs. The output keeps the BEST epoch's weights (lowest validation loss), not
+the last. `--batch-size` is per process, as in the torchvision reference.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+from torch import nn
+
+from modules import _transforms
+from modules.base import InvalidDatasetError, ModuleError, NotInRangeValueError
+from training import distributed as dist_utils
+from training import models
+from training.data import (
+    IMAGENET_NORMALIZE,
+    ImageDirDataset,
+    inference_recipe,
+    read_image_dir,
+)
+
+MODULE = "Train PyTorch Model"
+CHECKPOINT = "checkpoint.pth"
+
+
+class TrainingDivergedError(ModuleError):
+    """The loss became NaN or infinite."""
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+class Reporter:
+    """Where log lines and metrics go. This default prints on rank 0 only (the driver log of a
+    torchrun process) and appends metrics to <output dir>/metrics.jsonl; the designer module
+    passes one that writes to its node context instead."""
+
+    def __init__(self, metrics_file: Path | None = None):
+        self.metrics_file = metrics_file
+
+    def log(self, text: str) -> None:
+        if dist_utils.is_main_process():
+            print(text, flush=True)
+
+    def metric(self, name: str, value: float, step: int) -> None:
+        if dist_utils.is_main_process() and self.metrics_file is not None:
+            with open(self.metrics_file, "a") as f:
+                f.write(json.dumps({"name": name, "value": value, "step": step}) + "\n")
+
+    def check_cancelled(self) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------- data
+
+
+def load_data(args):
+    """Training and validation datasets and samplers; refuses unusable input with clear errors."""
+    train_dir = read_image_dir(args.train_dir, MODULE, "Training dataset")
+    val_dir = read_image_dir(args.val_dir, MODULE, "Validation dataset")
+    for image_dir, port in ((train_dir, "Training dataset"), (val_dir, "Validation dataset")):
+        if not image_dir.items:
+            raise InvalidDatasetError(f"{MODULE}: the {port} has no images")
+    train_dir.require_labels(MODULE, "Training dataset")
+    val_dir.require_labels(MODULE, "Validation dataset")
+    classes = [c for c in train_dir.classes if train_dir.class_counts().get(c)] or train_dir.classes
+    missing = sorted({label for _, label in val_dir.items} - set(classes))
+    if missing:
+        raise InvalidDatasetError(f"{MODULE}: the Validation dataset has classes that are not among the training "
+                                  f"classes: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
+    per_process = len(train_dir.items) // args.world_size
+    if args.batch_size > per_process:
+        raise NotInRangeValueError(
+            f"{MODULE}: Batch size {args.batch_size} is larger than the training dataset "
+            f"({len(train_dir.items)} images{f' over {args.world_size} processes' if args.world_size > 1 else ''}); "
+            f"lower Batch size to at most {max(per_process, 1)}")
+    recipe = train_dir.transforms
+    try:
+        train_tf = _transforms.build_transform(recipe, None, IMAGENET_NORMALIZE)
+        val_tf = _transforms.build_transform(val_dir.transforms or inference_recipe(recipe), _transforms.INFERENCE,
+                                             IMAGENET_NORMALIZE)
+    except _transforms.RecipeError as e:
+        raise InvalidDatasetError(f"{MODULE}: the recorded image transformation cannot be used: {e}") from e
+    train_set = ImageDirDataset(train_dir, classes, train_tf)
+    val_set = ImageDirDataset(val_dir, classes, val_tf)
+    if args.distributed:
+        train_sampler = torch.utils.data.distributed.DistributedSampler(train_set, shuffle=True, seed=args.seed)
+        val_sampler = dist_utils.ShardSampler(val_set, args.rank, args.world_size)
+    else:
+        generator = torch.Generator().manual_seed(args.seed)
+        train_sampler = torch.utils.data.RandomSampler(train_set, generator=generator)
+        val_sampler = torch.utils.data.SequentialSampler(val_set)
+    return train_set, val_set, train_sampler, val_sampler, classes, recipe
+
+
+# --------------------------------------------------------------------------- one epoch
+
+
+def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter):
+    """One pass over the training data; returns the epoch's figures (summed over processes)."""
+    model.train()
+    loss_sum = errors = seen = 0.0
+    steps = len(data_loader)
+    started = time.perf_counter()
+    for i, (images, targets) in enumerate(data_loader):
+        images, targets = images.to(device, non_blocking=True), targets.to(device, non_blocking=True)
+        output = model(images)
+        loss = criterion(output, targets)
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            raise TrainingDivergedError(
+                f"{MODULE}: the training loss became {loss_value} at epoch {epoch}, step {i + 1} of {steps}; "
+                f"lower the Learning rate (now {args.lr:g}) or raise the Warmup step number")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        lr_scheduler.step()
+        n = images.shape[0]
+        loss_sum += loss_value * n
+        errors += (output.argmax(1) != targets).sum().item()
+        seen += n
+        if args.print_freq and (i + 1) % args.print_freq == 0:
+            rate = seen / (time.perf_counter() - started)
+            reporter.log(f"Epoch: [{epoch}] [{i + 1}/{steps}]  lr: {optimizer.param_groups[0]['lr']:.6f}  "
+                         f"loss: {loss_value:.4f}  img/s: {rate:.1f}")
+        reporter.check_cancelled()
+    elapsed = time.perf_counter() - started
+    loss_sum, errors, seen = dist_utils.reduce_sum([loss_sum, errors, seen], device)
+    return {"learning_rate": optimizer.param_groups[0]["lr"], "training_images_per_second": seen / elapsed,
+            "training_loss": loss_sum / seen, "training_error": errors / seen}
+
+
+def evaluate(model, criterion, data_loader, device, num_classes: int) -> dict:
+    """Validation loss and top-1 / top-5 accuracy (summed over processes: exact, no padding)."""
+    model.eval()
+    loss_sum = correct1 = correct5 = seen = 0.0
+    k = min(5, num_classes)
+    with torch.inference_mode():
+        for images, targets in data_loader:
+            images, targets = images.to(device, non_blocking=True), targets.to(device, non_blocking=True)
+            output = model(images)
+            loss_sum += criterion(output, targets).item() * images.shape[0]
+            top = output.topk(k, dim=1).indices
+            hits = top == targets[:, None]
+            correct1 += hits[:, 0].sum().item()
+            correct5 += hits.any(dim=1).sum().item()
+            seen += images.shape[0]
+    loss_sum, correct1, correct5, seen = dist_utils.reduce_sum([loss_sum, correct1, correct5, seen], device)
+    result = {"validation_loss": loss_sum / seen, "validation_top1_accuracy": correct1 / seen}
+    if num_classes >= 5:
+        result["validation_top5_accuracy"] = correct5 / seen
+    return result
+
+
+# --------------------------------------------------------------------------- main
+
+
+class BestEpoch:
+    """Keeps a copy of the weights of the epoch with the lowest validation loss, and says when
+    `patience` epochs have passed without improvement (early stopping)."""
+
+    def __init__(self, patience: int):
+        self.patience = patience
+        self.best_loss = math.inf
+        self.best_epoch = 0
+        self.best_state: dict | None = None
+        self.bad_epochs = 0
+
+    def update(self, epoch: int, loss: float, model: nn.Module) -> bool:
+        """Record the epoch's validation loss; True when training should stop."""
+        if loss < self.best_loss:  # NaN never improves
+            self.best_loss, self.best_epoch, self.bad_epochs = loss, epoch, 0
+            self.best_state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        else:
+            self.bad_epochs += 1
+        return self.bad_epochs >= self.patience
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def warmup_factor(warmup_steps: int):
+    """Linear warm-up from lr / warmup_steps to lr over the first steps, then constant."""
+    return lambda step: min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+
+
+def main(args, reporter: Reporter | None = None) -> dict:
+    """Train; write the ModelDirectory to args.output_dir (rank 0); return a summary."""
+    dist_utils.init_distributed_mode(args)
+    output_dir = Path(args.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    reporter = reporter or Reporter(output_dir / "metrics.jsonl")
+    try:
+        return _train(args, reporter, output_dir)
+    finally:
+        dist_utils.cleanup()
+
+
+def _train(args, reporter: Reporter, output_dir: Path) -> dict:
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    spec = models.read_spec(_Dir(args.model_dir), MODULE, "Untrained model", "UntrainedModelDirectory")
+    train_set, val_set, train_sampler, val_sampler, classes, recipe = load_data(args)
+    reporter.log(f"{len(train_set)} training and {len(val_set)} validation images, {len(classes)} classes; "
+                 f"{spec['model_name']}, {args.world_size} process(es), {torch.get_num_threads()} thread(s) each")
+
+    set_seed(args.seed)  # same initial weights on every rank (DDP broadcasts rank 0's anyway)
+    model = models.build_model(spec, len(classes), Path(args.model_dir)).to(device)
+    model_without_ddp = model
+    if args.distributed:
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank] if device.type == "cuda" else None)
+        model_without_ddp = model.module
+    set_seed(args.seed + args.rank)  # augmentations differ per rank
+
+    train_loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler,
+                                               num_workers=args.workers, drop_last=False)
+    val_loader = torch.utils.data.DataLoader(val_set, batch_size=args.batch_size, sampler=val_sampler,
+                                             num_workers=args.workers)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, nesterov=True,
+                                weight_decay=args.weight_decay)
+    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_factor(args.warmup_steps))
+
+    keeper = BestEpoch(args.patience)
+    history: list[dict] = []
+    start_epoch = 1
+    checkpoint_path = Path(args.work_dir) / CHECKPOINT if args.work_dir else None
+    if args.resume:
+        checkpoint = torch.load(args.resume, map_location="cpu", weights_only=False)
+        model_without_ddp.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        lr_scheduler.load_state_dict(checkpoint["lr_scheduler"])
+        keeper.__dict__.update(checkpoint["best"])
+        history = checkpoint["history"]
+        start_epoch = checkpoint["epoch"] + 1
+        reporter.log(f"resumed from {args.resume} after epoch {checkpoint['epoch']}")
+
+    for epoch in range(start_epoch, args.epochs + 1):
+        if args.distributed:
+            train_sampler.set_epoch(epoch)
+        figures = train_one_epoch(model, criterion, optimizer, train_loader, device, epoch, args, lr_scheduler, reporter)
+        figures.update(evaluate(model, criterion, val_loader, device, len(classes)))
+        _report_epoch(reporter, epoch, figures)
+        history.append({"epoch": epoch, **figures})
+        stop = keeper.update(epoch, figures["validation_loss"], model_without_ddp)
+        if checkpoint_path is not None:
+            checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+            dist_utils.save_on_master({"model": model_without_ddp.state_dict(), "optimizer": optimizer.state_dict(),
+                                       "lr_scheduler": lr_scheduler.state_dict(), "epoch": epoch, "args": vars(args),
+                                       "best": vars(keeper), "history": history}, checkpoint_path)
+        if stop and epoch < args.epochs:
+            reporter.log(f"early stopping: the validation loss has not improved for {args.patience} epoch(s) "
+                         f"(best {keeper.best_loss:.4f} at epoch {keeper.best_epoch})")
+            break
+        reporter.check_cancelled()
+
+    if keeper.best_state is None:
+        raise TrainingDivergedError(f"{MODULE}: the validation loss was never a number (NaN); "
+                                    f"lower the Learning rate (now {args.lr:g})")
+    best = next(h for h in history if h["epoch"] == keeper.best_epoch)
+    info = {"classes": classes, "transforms": inference_recipe(recipe), "normalize": [list(v) for v in IMAGENET_NORMALIZE],
+            "best_epoch": keeper.best_epoch, "epochs_run": history[-1]["epoch"],
+            "validation_loss": best["validation_loss"], "validation_top1_accuracy": best["validation_top1_accuracy"],
+            "history": history}
+    if dist_utils.is_main_process():
+        models.write_trained(output_dir, spec, keeper.best_state, info)
+    reporter.log(f"kept the weights of epoch {keeper.best_epoch} (validation loss {best['validation_loss']:.4f}, "
+                 f"top-1 accuracy {100 * best['validation_top1_accuracy']:.2f}%)")
+    return {"model_name": spec["model_name"], **info}
+
+
+def _report_epoch(reporter: Reporter, epoch: int, f: dict) -> None:
+    top5 = f"  top-5 {100 * f['validation_top5_accuracy']:.2f}%" if "validation_top5_accuracy" in f else ""
+    reporter.log(f"Epoch {epoch}: lr {f['learning_rate']:.6f}  {f['training_images_per_second']:.1f} img/s  "
+                 f"training loss {f['training_loss']:.4f}  error {100 * f['training_error']:.2f}%  "
+                 f"validation loss {f['validation_loss']:.4f}  top-1 {100 * f['validation_top1_accuracy']:.2f}%{top5}")
+    for name, value in f.items():
+        reporter.metric(name, value, epoch)
+
+
+class _Dir:
+    """A model directory given by path alone (its type read from _meta.yaml)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        meta_file = self.path / "_meta.yaml"
+        self.meta = (yaml.safe_load(meta_file.read_text()) or {}) if meta_file.exists() else {}
+        self.type = self.meta.get("type", "")
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description="Image classification training (Train PyTorch Model)", add_help=add_help)
+    p.add_argument("--model-dir", required=True, help="UntrainedModelDirectory (from ResNet / DenseNet)")
+    p.add_argument("--train-dir", required=True, help="training ImageDirectory")
+    p.add_argument("--val-dir", required=True, help="validation ImageDirectory")
+    p.add_argument("--output-dir", required=True, help="where the ModelDirectory is written (rank 0)")
+    p.add_argument("--work-dir", default="", help="where checkpoint.pth is written after every epoch")
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--batch-size", type=int, default=16, help="images per step and process")
+    p.add_argument("--warmup-steps", type=int, default=0)
+    p.add_argument("--lr", type=float, default=0.001)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--patience", type=int, default=3)
+    p.add_argument("--print-freq", type=int, default=10)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--weight-decay", type=float, default=1e-4)
+    p.add_argument("--workers", type=int, default=0, help="data loading processes (0: in the training process)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads per process (0: torch's default)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
+    return p
+
+
+def argv_for(model_dir, train_dir, val_dir, output_dir, params: dict, work_dir="", threads: int = 0) -> list[str]:
+    """The command line of `main` for the parameters of Train PyTorch Model (in-process or torchrun)."""
+    return ["--model-dir", str(model_dir), "--train-dir", str(train_dir), "--val-dir", str(val_dir),
+            "--output-dir", str(output_dir), "--work-dir", str(work_dir),
+            "--epochs", str(params["epochs"]), "--batch-size", str(params["batch_size"]),
+            "--warmup-steps", str(params["warmup_step_number"]), "--lr", repr(float(params["learning_rate"])),
+            "--seed", str(params["random_seed"]), "--patience", str(params["patience"]),
+            "--print-freq", str(params["print_frequency"]), "--threads", str(threads)]
+
+
+if __name__ == "__main__":
+    try:
+        main(get_args_parser().parse_args())
+    except ModuleError as e:  # the user's mistake: its message, not a traceback
+        print(f"{type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        sys.exit(1)
