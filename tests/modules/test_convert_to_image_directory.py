@@ -189,3 +189,15 @@ def test_it_refuses_an_archive_that_expands_past_the_limit(tmp_path):
     with pytest.raises(InvalidDatasetError, match=r"bomb.zip expands to 3.0 MB, past the limit of 2 MB \(parameter 'Maximum expanded size \(MB\)'\)"):
         convert(tmp_path, archive, max_expanded_mb=2)
     assert not (tmp_path / "convert" / "image_directory" / "images").exists()
+
+
+def test_links_in_a_tar_are_never_followed(tmp_path):
+    with tarfile.open(tmp_path / "links.tar", "w") as t:
+        info = tarfile.TarInfo("k/good.png")
+        info.size = len(RED)
+        t.addfile(info, io.BytesIO(RED))
+        link = tarfile.TarInfo("k/passwd.png")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        t.addfile(link)
+    out = convert(tmp_path, tmp_path / "links.tar")
+    assert [p.split("_", 1)[1] for p, _ in index(out)] == ["good.png"]
