@@ -128,7 +128,8 @@ def designer(request, pk):
         categories.setdefault(m.category or "Other", []).append(m)
     return render(request, "pipelines/designer.html", {
         "p": p, "categories": categories,
-        "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe()},
+        "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
+                 "problems": [x.as_dict() for x in graph.validate(p.draft, catalogue)]},
     })
 
 

@@ -36,9 +36,10 @@ class Server:
         self.log_path = TEST_DATA / "daphne.log"
         env = {**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "DESIGNER_EXTRA_MODULES": SERVER_MODULES}
         env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"],
-            cwd=ROOT, env=env, stdout=self.log_path.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        with self.log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout=60):
         deadline = time.monotonic() + timeout
@@ -103,8 +104,6 @@ def page(request, browser, server, users, transactional_db):
     pg.base = server.url
     pg.shot = lambda name: pg.screenshot(path=str(shot_dir(request) / f"{name}.png"))
     yield pg
-    if request.node.rep_call_failed if hasattr(request.node, "rep_call_failed") else False:
-        pass
     pg.screenshot(path=str(shot_dir(request) / "last.png"))
     context.close()
     assert not errors, f"the page reported errors: {errors}"
