@@ -287,7 +287,7 @@
 
   function newNodeId() {
     const taken = new Set(graph.getNodes().map((n) => n.id));
-    let k = taken.size + 1;
+    let k = 1 + Math.max(0, ...Array.from(taken, (id) => (/^n(\d+)$/.test(id) ? Number(id.slice(1)) : 0)));
     while (taken.has(`n${k}`)) k += 1;
     return `n${k}`;
   }

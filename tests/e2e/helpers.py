@@ -1,0 +1,59 @@
+"""Small helpers for driving the designer page."""
+from designer.pipelines.models import Pipeline
+
+
+def open_designer(page, owner, draft=None, name="p"):
+    from designer.pipelines.api import EMPTY_PIPELINE
+
+    p = Pipeline.objects.create(owner=owner, name=name, draft=draft or dict(EMPTY_PIPELINE))
+    page.goto(f"{page.base}/pipelines/{p.id}/")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    return p
+
+
+def node(page, nid):
+    return page.locator(f'#canvas g[data-cell-id="{nid}"]')
+
+
+def port(page, nid, port_id):
+    return page.locator(f'#canvas g[data-cell-id="{nid}"] [port="{port_id}"]')
+
+
+def centre(locator):
+    locator.scroll_into_view_if_needed()
+    box = locator.bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def drag(page, src, dst_xy, steps=12):
+    x, y = centre(src)
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(*dst_xy, steps=steps)
+    page.mouse.up()
+
+
+def drop_module(page, label, x, y):
+    """Drag a palette entry onto the canvas at (x, y) of the canvas; returns the new node's id."""
+    before = set(page.evaluate("designer.graph.getNodes().map(n => n.id)"))
+    box = page.locator("#canvas").bounding_box()
+    drag(page, page.locator(".palette-item", has_text=label), (box["x"] + x, box["y"] + y))
+    after = page.evaluate("designer.graph.getNodes().map(n => n.id)")
+    (new,) = [n for n in after if n not in before]
+    return new
+
+
+def connect(page, src, src_port, dst, dst_port):
+    drag(page, port(page, src, f"out:{src_port}"), centre(port(page, dst, f"in:{dst_port}")))
+
+
+def saved(page):
+    """Wait for autosave to finish; return the stored draft."""
+    page.evaluate("designer.save()")
+    page.wait_for_selector("#save-state >> text=Saved")
+    pid = page.evaluate("JSON.parse(document.getElementById('designer-boot').textContent).id")
+    return Pipeline.objects.get(pk=pid)
+
+
+def links(draft):
+    return sorted((l["from"]["node"], l["from"]["port"], l["to"]["node"], l["to"]["port"]) for l in draft["links"])

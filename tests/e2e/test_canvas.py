@@ -1,0 +1,99 @@
+"""The canvas in a real browser: palette, drag and drop, ports, refusals, editing commands."""
+import pytest
+
+from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_pipeline_is_built_by_drag_and_drop_and_bad_links_are_refused(page, users):
+    p = open_designer(page, users["owner"])
+    src = drop_module(page, "Toy source", 300, 80)
+    add = drop_module(page, "Toy add", 300, 220)
+    node(page, add).wait_for()
+    connect(page, src, "out", add, "input")
+    draft = saved(page).draft
+    assert [(n["id"], n["kind"]) for n in draft["nodes"]] == [(src, "toy_source"), (add, "toy_add")]
+    assert draft["nodes"][1]["parameters"] == {"amount": 1, "sleep": 0.0, "fail": False}
+    assert links(draft) == [(src, "out", add, "input")]
+    assert set(draft["layout"]) == {src, add}
+    page.shot("connected")
+
+    sink = drop_module(page, "Toy sink", 300, 380)
+    connect(page, add, "out", sink, "scores")
+    msg = page.locator("#banner").inner_text()
+    assert "ImageDirectory" in msg and "ScoredDataset" in msg, msg
+    page.shot("incompatible")
+    add2 = drop_module(page, "Toy add", 600, 380)
+    connect(page, add, "out", add2, "input")
+    connect(page, add2, "out", add, "extra")
+    assert "cycle" in page.locator("#banner").inner_text()
+    stored = saved(page)
+    assert links(stored.draft) == sorted([(src, "out", add, "input"), (add, "out", add2, "input")])
+    # the sink's required input is not connected: the server says so, on the node
+    assert page.locator(f'#canvas g[data-cell-id="{sink}"] [data-problems]').count() == 1
+    assert "required input" in page.locator("#problems").inner_text()
+
+
+def graph_ids(page):
+    return sorted(page.evaluate("designer.graph.getNodes().map(n => n.id)"))
+
+
+def test_select_move_delete_copy_paste_undo_redo_zoom_fit_and_layout(page, users):
+    from tests.pipes import chain
+
+    p = open_designer(page, users["owner"], chain(3))  # no layout stored: laid out automatically
+    assert graph_ids(page) == ["n0", "n1", "n2"]
+    assert page.locator("#minimap svg").count() >= 1
+    # palette search, and adding a module with the keyboard only
+    page.fill("#palette-search", "sink")
+    assert page.locator(".palette-item:visible").all_inner_texts() == ["Toy sink"]
+    page.fill("#palette-search", "zzz")
+    page.wait_for_selector("#palette-empty:visible")
+    page.fill("#palette-search", "toy add")
+    page.locator(".palette-item:visible").focus()
+    page.keyboard.press("Enter")
+    assert graph_ids(page) == ["n0", "n1", "n2", "n3"]
+    page.wait_for_selector("#node-form[data-node=n3]")
+    # keyboard on the canvas: the new node is selected; arrows move it, Delete removes it
+    before = page.evaluate("designer.graph.getCellById('n3').getPosition()")
+    page.keyboard.press("ArrowRight")
+    after = page.evaluate("designer.graph.getCellById('n3').getPosition()")
+    assert after["x"] == before["x"] + 10
+    page.keyboard.press("Delete")
+    assert graph_ids(page) == ["n0", "n1", "n2"]
+    page.keyboard.press("Control+z")
+    assert graph_ids(page) == ["n0", "n1", "n2", "n3"]
+    page.keyboard.press("Control+Shift+z")
+    assert graph_ids(page) == ["n0", "n1", "n2"]
+    # click to select, drag to move
+    n1 = node(page, "n1")
+    box = n1.bounding_box()
+    start = page.evaluate("designer.graph.getCellById('n1').getPosition()")
+    page.mouse.move(box["x"] + 60, box["y"] + 20)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 160, box["y"] + 60, steps=8)
+    page.mouse.up()
+    moved = page.evaluate("designer.graph.getCellById('n1').getPosition()")
+    assert moved != start
+    # copy and paste n1 and n2 with their link (rubber band with shift-click adds to selection)
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Control+c")
+    page.keyboard.press("Control+v")
+    assert len(graph_ids(page)) == 6
+    draft = saved(page).draft
+    assert len(draft["links"]) == 4 and len(draft["nodes"]) == 6
+    page.click("#undo")
+    assert graph_ids(page) == ["n0", "n1", "n2"]
+    page.click("#redo")
+    assert len(graph_ids(page)) == 6
+    # zoom, fit, auto-layout
+    page.click("#zoom-in")
+    assert page.inner_text("#zoom-level") == "110%"
+    page.click("#fit")
+    page.click("#auto-layout")
+    pos = page.evaluate("Object.fromEntries(designer.graph.getNodes().map(n => [n.id, n.getPosition().y]))")
+    assert pos["n0"] < pos["n1"] < pos["n2"]  # top to bottom along the links
+    draft = saved(page).draft
+    assert draft["layout"]["n0"]["y"] < draft["layout"]["n2"]["y"]
+    page.shot("after-layout")
