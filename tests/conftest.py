@@ -42,6 +42,18 @@ def _empty_queue():
     yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _disconnect_others_before_dropping_the_test_database(django_db_setup, django_db_blocker):
+    """Worker processes and async test threads may still hold PostgreSQL sessions at the end."""
+    yield
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as c:
+            c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture
 def users(db):
     from django.contrib.auth import get_user_model

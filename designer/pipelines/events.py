@@ -6,8 +6,12 @@ cannot cross from a worker process, so consumers also poll the store.
 """
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync
+import asyncio
+import os
+import threading
+
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import transaction
 
 from designer.pipelines.models import Event
 
@@ -20,8 +24,29 @@ def record(run_id: int, event) -> Event:
     stored = Event.objects.create(run_id=run_id, node_id=event.node, type=event.type, data=event.data)
     layer = get_channel_layer()
     if layer is not None and not isinstance(layer, InMemoryChannelLayer):
-        async_to_sync(layer.group_send)(group_name(run_id), {"type": "run.nudge", "event_id": stored.id})
+        # after commit: a listener woken earlier would read the store before the event is in it
+        transaction.on_commit(lambda: _broadcaster.send(layer, group_name(run_id), {"type": "run.nudge", "event_id": stored.id}))
     return stored
+
+
+class _Broadcaster:
+    """One event loop thread per process sends the nudges: the caller (a worker running a node)
+    does not wait for Redis, and the layer keeps one connection pool instead of one per call."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.loop = None
+        self.pid = None
+
+    def send(self, layer, group: str, message: dict) -> None:
+        with self.lock:
+            if self.pid != os.getpid():  # first use, or a forked worker process
+                self.loop, self.pid = asyncio.new_event_loop(), os.getpid()
+                threading.Thread(target=self.loop.run_forever, daemon=True, name="event-broadcast").start()
+        asyncio.run_coroutine_threadsafe(layer.group_send(group, message), self.loop)
+
+
+_broadcaster = _Broadcaster()
 
 
 def since(run_id: int, after_id: int = 0, limit: int = 500) -> list[dict]:

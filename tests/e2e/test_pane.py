@@ -1,0 +1,79 @@
+"""The right pane: parameters from the module declaration, inline server messages, comment,
+run settings for distributed modules only, Regenerate output; autosave and stale tabs."""
+import pytest
+
+from designer.pipelines.models import Pipeline
+from tests.e2e.helpers import node, open_designer, saved
+from tests.pipes import link, pipeline
+from tests.pipes import node as n
+
+pytestmark = pytest.mark.browser
+
+
+def select(page, nid):
+    box = node(page, nid).bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 15)
+    page.wait_for_selector(f"#node-form[data-node={nid}]")
+
+
+def test_the_pane_edits_parameters_and_marks_bad_values_with_the_servers_message(page, users):
+    doc = pipeline([n("src", "toy_source", value=3), n("add", "toy_add"), n("dist", "toy_distributed")],
+                   [link("src", "add"), link("add", "dist")])
+    open_designer(page, users["owner"], doc)
+    select(page, "src")
+    assert page.input_value("#param-value") == "3"
+    assert "the number written" in page.inner_text('[data-field=value] .help')
+    assert "<= 1000" in page.inner_text('[data-field=value] .help')
+    assert page.locator("#rs-node_count").count() == 0  # not distributed: no Run settings
+    page.fill("#param-value", "5000")
+    page.locator("#param-value").blur()
+    err = page.locator("#error-value")
+    err.wait_for(state="visible")
+    assert "5000 is out of range: must be >= 0 and <= 1000" in err.inner_text()
+    assert page.locator('[data-field=value].invalid').count() == 1
+    assert page.locator('#canvas g[data-cell-id="src"] [data-problems]').count() == 1
+    page.shot("invalid-value")
+    stored = saved(page)
+    assert stored.draft["nodes"][0]["parameters"]["value"] == 5000  # kept as typed: nothing is lost
+    page.fill("#param-value", "7")
+    page.fill("#node-comment", "seven, not five")
+    page.check("#regenerate-output")
+    draft = saved(page).draft
+    page.wait_for_selector("#error-value:empty", state="attached")
+    src = draft["nodes"][0]
+    assert src["parameters"]["value"] == 7 and src["comment"] == "seven, not five" and src["regenerate_output"] is True
+    assert page.locator('#canvas g[data-cell-id="src"] [data-problems]').count() == 0
+
+    select(page, "dist")
+    assert page.locator("#param-mode option").all_inner_texts() == ["fast", "slow"]
+    page.select_option("#param-mode", "slow")
+    page.fill("#rs-node_count", "2")
+    page.fill("#rs-process_count_per_node", "100")
+    page.locator("#rs-process_count_per_node").blur()
+    page.wait_for_selector("#error-process_count_per_node:not(:empty)")
+    assert "must be between 1 and 64" in page.inner_text("#error-process_count_per_node")
+    dist = saved(page).draft["nodes"][2]
+    assert dist["parameters"]["mode"] == "slow" and dist["run_settings"] == {"node_count": 2, "process_count_per_node": 100}
+    # undo brings the old value back into the pane
+    select(page, "src")
+    page.locator("#canvas").focus()
+    page.keyboard.press("Control+z")
+    page.keyboard.press("Control+z")
+    page.keyboard.press("Control+z")
+    page.wait_for_function("document.querySelector('#regenerate-output') && !document.querySelector('#regenerate-output').checked")
+
+
+def test_a_stale_tab_is_refused_and_offered_a_reload(page, users):
+    doc = pipeline([n("src", "toy_source", value=3)], [])
+    p = open_designer(page, users["owner"], doc)
+    Pipeline.objects.filter(pk=p.pk).update(revision=p.revision + 1, name="changed elsewhere")  # another tab saved
+    select(page, "src")
+    page.fill("#param-value", "9")
+    page.locator("#param-value").blur()
+    banner = page.locator("#banner")
+    banner.get_by_text("Reload the latest version").wait_for()
+    assert "saved elsewhere" in banner.inner_text() and "Nothing was overwritten" in banner.inner_text()
+    assert Pipeline.objects.get(pk=p.pk).draft["nodes"][0]["parameters"]["value"] == 3
+    page.shot("conflict")
+    banner.get_by_text("Reload the latest version").click()
+    page.wait_for_selector("#pipeline-name >> text=changed elsewhere")

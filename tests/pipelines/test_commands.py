@@ -1,0 +1,110 @@
+"""Headless use: run_pipeline, export_pipeline, import_pipeline, as a user types them."""
+import json
+import subprocess
+import sys
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from designer.pipelines.models import Pipeline, Run
+from tests.conftest import ROOT
+from tests.pipes import chain, two_branches
+
+pytestmark = pytest.mark.django_db
+
+
+def write(tmp_path, doc, name="p.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def run_command(*args):
+    from io import StringIO
+
+    out, err = StringIO(), StringIO()
+    try:
+        call_command(*args, stdout=out, stderr=err)
+        code = 0
+    except CommandError as e:
+        err.write(str(e))
+        code = e.returncode
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_run_pipeline_prints_each_status_and_succeeds(tmp_path):
+    code, out, _ = run_command("run_pipeline", write(tmp_path, chain(3)), "--inline")
+    assert code == 0, out
+    assert "n2 (toy_add): completed" in out and out.strip().endswith("completed")
+    assert Run.objects.get().owner.username == "admin"
+
+
+def test_run_pipeline_exits_non_zero_with_the_failing_nodes_error(tmp_path):
+    code, out, err = run_command("run_pipeline", write(tmp_path, two_branches(fail_left=True)), "--inline")
+    assert code == 1
+    assert "node left (toy_add) failed:\nModuleError: asked to fail" in err
+    assert "left2 (toy_add): not_run" in out and "right (toy_add): completed" in out
+
+
+def test_set_overrides_a_parameter_and_regenerate_ignores_earlier_outputs(tmp_path):
+    path = write(tmp_path, chain(2))
+    run_command("run_pipeline", path, "--inline")
+    code, out, _ = run_command("run_pipeline", path, "--inline", "--set", "n1.amount=7")
+    assert code == 0 and "n0 (toy_source): reused" in out and "n1 (toy_add): completed" in out
+    code, out, _ = run_command("run_pipeline", path, "--inline", "--regenerate")
+    assert "reused" not in out
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--set", "n9.amount=1"], "no node 'n9'"),
+    (["--set", "n1.amount=500"], "parameter 'amount': Amount: 500 is out of range: must be >= -100 and <= 100"),
+    (["--set", "n1amount"], "expected NODE.PARAM=VALUE"),
+])
+def test_bad_overrides_are_explained_and_nothing_runs(tmp_path, args, words):
+    code, _, err = run_command("run_pipeline", write(tmp_path, chain(2)), "--inline", *args)
+    assert code == 1 and words in err
+    assert not Run.objects.exists()
+
+
+def test_an_invalid_file_lists_its_problems(tmp_path):
+    doc = chain(2)
+    doc["nodes"][1]["kind"] = "nope"
+    (tmp_path / "bad.json").write_text("{oops")
+    code, _, err = run_command("run_pipeline", str(tmp_path / "bad.json"))
+    assert code == 1 and "not valid JSON" in err
+    code, _, err = run_command("run_pipeline", write(tmp_path, doc))
+    assert code == 1 and "node 'n1': unknown module kind 'nope'" in err
+
+
+def test_export_and_import_round_trip_byte_for_byte(tmp_path, users):
+    p = Pipeline.objects.create(owner=users["owner"], name="round trip", draft=two_branches())
+    first, second = tmp_path / "1.json", tmp_path / "2.json"
+    run_command("export_pipeline", str(p.id), str(first))
+    code, out, _ = run_command("import_pipeline", str(first), "--owner", "owner")
+    assert code == 0
+    run_command("export_pipeline", out.strip(), str(second))
+    assert first.read_bytes() == second.read_bytes()
+    assert Pipeline.objects.get(pk=int(out)).draft == json.loads(first.read_text()) | {}
+
+
+def test_import_refuses_an_invalid_file_and_creates_nothing(tmp_path):
+    code, _, err = run_command("import_pipeline", write(tmp_path, {"schema_version": 3, "nodes": [], "links": []}))
+    assert code == 1 and "newer Pipeline Designer" in err and not Pipeline.objects.exists()
+
+
+def test_a_bad_setting_stops_start_up_naming_the_variable():
+    for name, value in [("DATABASE_URL", "mysql://x/y"), ("CELERY_BROKER_URL", "kafka://x"),
+                        ("HEARTBEAT_SECONDS", "often"), ("ARTIFACT_ROOT", "relative/path"), ("DEBUG", "maybe")]:
+        out = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin", name: value})
+        assert out.returncode != 0 and f"{name}=" in out.stderr, (name, out.stderr[-500:])
+
+
+def test_the_web_process_never_imports_torch():
+    code = ("import django, sys; django.setup(); import designer.asgi, designer.urls; "
+            "from designer.pipelines.catalogue import get_catalogue; assert len(list(get_catalogue())) > 0; "
+            "print('torch' in sys.modules); sys.exit('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "designer.settings"})
+    assert out.returncode == 0, out.stdout + out.stderr
