@@ -34,7 +34,7 @@ def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("scoring")
     train, val = digits_split(root / "digits", per_class=8)
     val_dir = image_dir(root / "val", val, small_recipe(), "inference")
-    out, _ = run(TrainPyTorchModel, root / "train", {"epochs": 1, "learning_rate": 0.05},
+    out, _ = run(TrainPyTorchModel, root / "train", {"epochs": 1, "learning_rate": 0.01},
                  untrained_model=untrained(root / "resnet"),
                  training_dataset=image_dir(root / "t", train, small_recipe(flip=True)), validation_dataset=val_dir)
     return out["trained_model"], val_dir

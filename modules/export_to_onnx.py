@@ -1,0 +1,70 @@
+import json
+import warnings
+
+from modules.base import ModelDirectory, Module, ModuleError, OnnxModel, Port
+
+ONNX_FILE = "model.onnx"
+PREPROCESSING_FILE = "preprocessing.json"
+OPSET = 17
+TOLERANCE = 1e-4
+
+
+class ExportToOnnx(Module):
+    """Exports a trained model to ONNX (batch, height and width left free), with its class list and
+    preprocessing; the export is checked against PyTorch with onnxruntime before it is kept."""
+
+    kind = "export_to_onnx"
+    label = "Export to ONNX"
+    category = "Model Scoring & Evaluation"
+    inputs = [Port("Trained model", ModelDirectory)]
+    outputs = [Port("ONNX model", OnnxModel)]
+    params = []
+
+    def run(self, ctx, trained_model):
+        import torch
+
+        from modules import _transforms as T
+        from training import models
+
+        model, info = models.load_trained(trained_model, self.label)
+        width, height = T.output_size(info.get("transforms"), T.INFERENCE, 224, 224)
+        torch.manual_seed(0)
+        example = torch.rand(2, 3, height, width)
+        out = ctx.output_dir("onnx_model")
+        path = out / ONNX_FILE
+        # The TorchScript-based exporter: the torch.export-based one needs onnxscript, which we do
+        # not install; it exports these convolutional networks exactly (checked below). Its own
+        # deprecation notices (about itself and the helpers it uses) are silenced for this call only.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(model, (example,), str(path), dynamo=False, opset_version=OPSET,
+                              input_names=["image"], output_names=["logits"],
+                              dynamic_axes={"image": {0: "batch", 2: "height", 3: "width"}, "logits": {0: "batch"}})
+        difference = check_against_torch(model, path, example)
+        ctx.log(f"exported {info['model_name']} to {ONNX_FILE} (opset {OPSET}, input 'image' N x 3 x H x W, "
+                f"example {height}x{width}); largest difference from PyTorch {difference:.2e}")
+        preprocessing = {"classes": info["classes"], "transforms": info.get("transforms"),
+                         "normalize": info.get("normalize"), "input": "image", "output": "logits",
+                         "example_size": [height, width]}
+        (out / PREPROCESSING_FILE).write_text(json.dumps(preprocessing, indent=1))
+        ctx.set_meta("onnx_model", file=ONNX_FILE, classes=info["classes"], model_name=info["model_name"],
+                     opset=OPSET)
+
+
+def check_against_torch(model, path, images) -> float:
+    """Largest absolute difference between PyTorch's and onnxruntime's outputs on `images`."""
+    import numpy as np
+    import onnxruntime
+    import torch
+
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    with torch.inference_mode():
+        expected = model(images).numpy()
+    got = session.run(None, {"image": images.numpy()})[0]
+    difference = float(np.abs(expected - got).max())
+    # float32 keeps about 7 digits: the tolerance scales with the size of the outputs
+    tolerance = TOLERANCE * max(1.0, float(np.abs(expected).max()))
+    if difference > tolerance:
+        raise ModuleError(f"Export to ONNX: the exported model's outputs differ from PyTorch's by {difference:.2e} "
+                          f"(more than {tolerance:.1e}) on an example input")
+    return difference
