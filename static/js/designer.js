@@ -453,7 +453,7 @@
     [['escape'], () => selection.clean()],
   ];
   for (const [combos, fn] of keys) keyboard.bindKey(combos, (e) => { if (e && e.preventDefault) e.preventDefault(); fn(); return false; });
-  graph.on('blank:mousedown cell:mousedown', () => container.focus({ preventScroll: true }));
+  for (const ev of ['blank:mousedown', 'cell:mousedown']) graph.on(ev, () => container.focus({ preventScroll: true }));
 
   const buttons = { undo, redo, copy, paste, delete: removeSelection, 'zoom-in': () => zoomBy(0.1), 'zoom-out': () => zoomBy(-0.1), fit, 'auto-layout': autoLayout };
   for (const [id, fn] of Object.entries(buttons)) $(`#${id}`).addEventListener('click', fn);
@@ -945,7 +945,9 @@
   load(boot.draft);
   loading = false;
   graph.on('history:change', () => { scheduleSave(); updateButtons(); });
-  graph.on('history:undo history:redo', () => { if (paneNode && graph.getCellById(paneNode.id)) showPane(paneNode); else if (paneNode) showPane(null); });
+  for (const ev of ['history:undo', 'history:redo']) {
+    graph.on(ev, () => { if (paneNode) showPane(graph.getCellById(paneNode.id) ? paneNode : null); });
+  }
   graph.on('cell:removed', ({ cell }) => { if (cell === paneNode) showPane(null); });
   paintProblems();
   updateButtons();
