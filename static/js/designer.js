@@ -9,6 +9,7 @@
 (() => {
   'use strict';
 
+  performance.mark('designer:start');
   const $ = (sel, root = document) => root.querySelector(sel);
   const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
   const boot = JSON.parse($('#designer-boot').textContent);
@@ -88,8 +89,7 @@
     attrs: {
       body: { refWidth: '100%', refHeight: '100%', rx: 6, ry: 6, fill: '#fff', stroke: '#8c959f', strokeWidth: 1 },
       stripe: { width: 6, refHeight: '100%', rx: 3, ry: 3, fill: '#d0d7de' },
-      label: { refX: 16, refY: 19, fontSize: 13, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle',
-        textWrap: { width: NODE_W - 48, height: 18, ellipsis: true } },
+      label: { refX: 16, refY: 19, fontSize: 13, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle' },
       status: { refX: 16, refY: 39, fontSize: 11, fill: '#57606a', textAnchor: 'start', textVerticalAnchor: 'middle' },
       badge: { refX: NODE_W - 10, refY: 17, fontSize: 12, fontWeight: 'bold', fill: '#cf222e', textAnchor: 'end', textVerticalAnchor: 'middle' },
     },
@@ -126,12 +126,15 @@
     return items;
   }
 
+  // measuring text (X6's textWrap) costs more than the rest of a node's drawing: cut by length
+  const shorten = (text) => (text.length > 26 ? `${text.slice(0, 25)}…` : text);
+
   function nodeMeta(doc, pos, links) {
     const m = modules.get(doc.kind);
     const { id, ...data } = doc;
     return {
       id, shape: 'pd-module', x: pos.x, y: pos.y, data,
-      attrs: { label: { text: m ? m.label : `${doc.kind} (unknown module)` }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind } },
+      attrs: { label: { text: shorten(m ? m.label : `${doc.kind} (unknown module)`) }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind } },
       ports: { items: portItems(doc.kind, id, links) },
     };
   }
@@ -157,6 +160,7 @@
   const graph = new X6.Graph({
     container,
     autoResize: true,
+    async: false,
     grid: { size: 10, visible: true },
     background: { color: '#f6f8fa' },
     panning: { enabled: true, eventTypes: ['rightMouseDown', 'mouseWheel'] },
@@ -551,8 +555,13 @@
       if (p.node && p.port) ports.set(`${p.node}|${p.port}`, p.message);
       if (p.link) badLinks.add(p.link);
     }
+    const painted = state.painted || { nodes: new Set(), links: new Set() };
     graph.batchUpdate(() => {
-      for (const n of graph.getNodes()) {
+      // only the nodes and links whose marks change: a 200-node pipeline opens without problems
+      const touch = new Set([...painted.nodes, ...byNode.keys()]);
+      for (const id of touch) {
+        const n = graph.getCellById(id);
+        if (!n || !n.isNode()) continue;
         const msgs = byNode.get(n.id) || [];
         n.attr({ body: { stroke: msgs.length ? '#cf222e' : '#8c959f', strokeWidth: msgs.length ? 2 : 1, 'data-problems': msgs.length || null,
           title: msgs.length ? msgs.join('\n') : (modules.get(n.getData().kind) || {}).label || n.getData().kind },
@@ -564,8 +573,12 @@
           n.setPortProp(port.id, 'attrs/circle/data-problem', bad || null, SILENT);
         }
       }
-      for (const e of graph.getEdges()) e.attr('line/stroke', badLinks.has(e.id) ? '#cf222e' : '#57606a', SILENT);
+      for (const id of new Set([...painted.links, ...badLinks])) {
+        const e = graph.getCellById(id);
+        if (e && e.isEdge()) e.attr('line/stroke', badLinks.has(e.id) ? '#cf222e' : '#57606a', SILENT);
+      }
     }, SILENT);
+    state.painted = { nodes: new Set(byNode.keys()), links: badLinks };
     const bar = $('#problems');
     bar.replaceChildren();
     if (!state.problems.length) {
@@ -942,7 +955,13 @@
 
   // ------------------------------------------------------------------ start
 
+  // "ready" = every node drawn (X6 draws asynchronously, in animation frames)
+  const rendered = new Promise((resolve) => {
+    if (!boot.draft.nodes.length || !graph.options.async) resolve();
+    else graph.once('render:done', resolve);
+  });
   load(boot.draft);
+  performance.mark('designer:loaded');
   loading = false;
   graph.on('history:change', () => { scheduleSave(); updateButtons(); });
   for (const ev of ['history:undo', 'history:redo']) {
@@ -951,11 +970,23 @@
   graph.on('cell:removed', ({ cell }) => { if (cell === paneNode) showPane(null); });
   paintProblems();
   updateButtons();
-  graph.use(new X6.MiniMap({ container: minimap, width: 200, height: 140, padding: 10 }));
   if (graph.getNodes().length) fit();
   const wanted = Number(new URLSearchParams(location.search).get('run'));
   if (wanted) viewRun(wanted);
   listRuns();
-  window.designer = { graph, history, toDraft, state, save: saveNow, ready: true };
-  document.documentElement.dataset.designerReady = 'true';
+  window.designer = { graph, history, toDraft, state, save: saveNow };
+  performance.mark('designer:setup');
+  rendered.then(() => {
+    window.designer.readyAt = performance.now();
+    document.documentElement.dataset.designerReady = 'true';
+    // the minimap draws plain boxes, after the canvas: it is a map, not a second canvas
+    class MapNodeView extends X6.NodeView {
+      renderMarkup() { return this.renderJSONMarkup({ tagName: 'rect', selector: 'body' }); }
+      update() { super.update({ body: { refWidth: '100%', refHeight: '100%', fill: '#8c959f' } }); }
+    }
+    graph.use(new X6.MiniMap({
+      container: minimap, width: 200, height: 140, padding: 10,
+      graphOptions: { createCellView: (cell) => (cell.isNode() ? MapNodeView : null) },
+    }));
+  });
 })();

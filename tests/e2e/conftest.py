@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, TEST_DATA, worker_database_url
+from tests.conftest import ROOT, TEST_DATA
+
+try:
+    from tests.workers import worker_database_url
+except ImportError:  # before the worker helpers moved out of conftest
+    from tests.conftest import worker_database_url
 
 # Playwright's sync API keeps an event loop running in this thread; the ORM calls of a test are
 # still plain synchronous calls.
