@@ -7,7 +7,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_a_pipeline_is_built_by_drag_and_drop_and_bad_links_are_refused(page, users):
-    p = open_designer(page, users["owner"])
+    open_designer(page, users["owner"])
     src = drop_module(page, "Toy source", 300, 80)
     add = drop_module(page, "Toy add", 300, 220)
     node(page, add).wait_for()
@@ -42,7 +42,7 @@ def graph_ids(page):
 def test_select_move_delete_copy_paste_undo_redo_zoom_fit_and_layout(page, users):
     from tests.pipes import chain
 
-    p = open_designer(page, users["owner"], chain(3))  # no layout stored: laid out automatically
+    open_designer(page, users["owner"], chain(3))  # no layout stored: laid out automatically
     assert graph_ids(page) == ["n0", "n1", "n2"]
     assert page.locator("#minimap svg").count() >= 1
     # palette search, and adding a module with the keyboard only
