@@ -36,4 +36,6 @@ urlpatterns = [
     path("pipelines/<int:pk>/clone", views.pipeline_clone, name="pipeline_clone"),
     path("pipelines/<int:pk>/delete", views.pipeline_delete, name="pipeline_delete"),
     path("pipelines/<int:pk>/pane", views.node_pane, name="node_pane"),
+    path("runs/<int:pk>/nodes/<str:node_id>/visualize", views.node_visualize, name="node_visualize"),
+    path("runs/<int:pk>/nodes/<str:node_id>/images/<str:port>/<int:index>", views.node_image, name="node_image"),
 ]

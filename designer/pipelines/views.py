@@ -4,18 +4,22 @@ parameters) is rendered here from the module declaration."""
 from __future__ import annotations
 
 import json
+import mimetypes
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import HttpResponseBadRequest
+from django.http import FileResponse, Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from designer.engine import graph
+from designer.pipelines import visualize
 from designer.pipelines.api import EMPTY_PIPELINE
 from designer.pipelines.catalogue import get_catalogue
-from designer.pipelines.models import Pipeline
+from designer.pipelines.models import NodeRun, Pipeline, Run
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 
@@ -157,3 +161,33 @@ def node_pane(request, pk):
         "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
         "max_run_setting": graph.MAX_RUN_SETTING,
     })
+
+
+# ---------------------------------------------------------------- Visualize
+
+
+def _noderun(request, pk, node_id) -> NodeRun:
+    run = get_object_or_404(Run, pk=pk, owner=request.user)
+    return get_object_or_404(NodeRun, run=run, node_id=node_id)
+
+
+@login_required
+@require_GET
+def node_visualize(request, pk, node_id):
+    """The Visualize pane of one node of a run: a preview of each of its outputs."""
+    nr = _noderun(request, pk, node_id)
+    wrong_only = request.GET.get("wrong") == "1"
+    outputs = [{"port": port, **visualize.preview(Path(d), wrong_only)} for port, d in sorted(nr.outputs.items())]
+    return render(request, "pipelines/_visualize.html", {"nr": nr, "run_id": pk, "outputs": outputs, "wrong_only": wrong_only})
+
+
+@login_required
+@require_GET
+def node_image(request, pk, node_id, port, index):
+    """One image of an ImageDirectory output (only files inside the artifact or data store)."""
+    nr = _noderun(request, pk, node_id)
+    directory = nr.outputs.get(port)
+    path = directory and visualize.image_path(Path(directory), index, [settings.ARTIFACT_ROOT, settings.DATA_DIR])
+    if not path:
+        raise Http404("no such image")
+    return FileResponse(path.open("rb"), content_type=mimetypes.guess_type(path.name)[0] or "application/octet-stream")
