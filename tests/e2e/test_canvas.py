@@ -97,3 +97,24 @@ def test_select_move_delete_copy_paste_undo_redo_zoom_fit_and_layout(page, users
     draft = saved(page).draft
     assert draft["layout"]["n0"]["y"] < draft["layout"]["n2"]["y"]
     page.shot("after-layout")
+
+
+def test_the_exported_file_imports_as_an_identical_pipeline(page, users, tmp_path):
+    from designer.pipelines.models import Pipeline
+    from tests.pipes import two_branches
+
+    p = open_designer(page, users["owner"], two_branches(), name="branches")
+    page.click("#auto-layout")
+    saved(page)
+    with page.expect_download() as dl:
+        page.click("#export")
+    exported = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(exported)
+    assert exported.name == "branches.json"
+    page.goto(page.base + "/")
+    page.set_input_files("input[type=file]", str(exported))
+    page.click("#import")
+    page.wait_for_url("**/pipelines/*/")
+    original, copy = Pipeline.objects.get(pk=p.pk), Pipeline.objects.exclude(pk=p.pk).get()
+    assert copy.name == "branches"
+    assert {k: v for k, v in copy.draft.items() if k != "name"} == {k: v for k, v in original.draft.items() if k != "name"}
