@@ -130,9 +130,11 @@ def designer(request, pk):
     categories: dict[str, list] = {}
     for m in catalogue:
         categories.setdefault(m.category or "Other", []).append(m)
+    datasets = [{"id": d.id, "name": d.name, "size": d.size} for d in request.user.datasets.all()]
     return render(request, "pipelines/designer.html", {
-        "p": p, "categories": categories,
+        "p": p, "categories": categories, "datasets": datasets, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
+                 "datasets": datasets,
                  "problems": [x.as_dict() for x in graph.validate(p.draft, catalogue)]},
     })
 

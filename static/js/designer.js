@@ -129,12 +129,19 @@
   // measuring text (X6's textWrap) costs more than the rest of a node's drawing: cut by length
   const shorten = (text) => (text.length > 26 ? `${text.slice(0, 25)}…` : text);
 
+  const datasets = new Map((boot.datasets || []).map((d) => [d.id, d]));
+  function nodeLabel(doc, m) {
+    if (!m) return `${doc.kind} (unknown module)`;
+    const ds = doc.kind === 'dataset' && doc.parameters ? datasets.get(doc.parameters.dataset) : null;
+    return ds ? `${m.label}: ${ds.name}` : m.label;
+  }
+
   function nodeMeta(doc, pos, links) {
     const m = modules.get(doc.kind);
     const { id, ...data } = doc;
     return {
       id, shape: 'pd-module', x: pos.x, y: pos.y, data,
-      attrs: { label: { text: shorten(m ? m.label : `${doc.kind} (unknown module)`) }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind } },
+      attrs: { label: { text: shorten(nodeLabel(doc, m)) }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind } },
       ports: { items: portItems(doc.kind, id, links) },
     };
   }
@@ -296,10 +303,11 @@
     return `n${k}`;
   }
 
-  function newNodeDoc(kind) {
+  function newNodeDoc(kind, datasetId) {
     const m = modules.get(kind);
     const parameters = {};
     for (const p of m.params) if (p.default !== null && p.default !== undefined) parameters[p.name] = p.default;
+    if (datasetId) parameters.dataset = Number(datasetId);
     return { id: newNodeId(), kind, parameters };
   }
 
@@ -309,30 +317,85 @@
     target: graph,
     scaled: false,
     getDropNode: (dragging) => {
-      const doc = newNodeDoc(dragging.getData().kind);
+      const d = dragging.getData();
+      const doc = { ...newNodeDoc(d.kind), parameters: JSON.parse(JSON.stringify(d.parameters || {})) };
       return graph.createNode(nodeMeta(doc, { x: 0, y: 0 }, []));
     },
   });
-  for (const item of $$('.palette-item')) {
+  function paletteItem(item) {
     item.addEventListener('mousedown', (e) => {
       if (e.button !== 0) return;
-      const kind = item.dataset.kind;
-      const doc = newNodeDoc(kind);
+      const doc = newNodeDoc(item.dataset.kind, item.dataset.dataset);
       dnd.start(graph.createNode(nodeMeta(doc, { x: 0, y: 0 }, [])), e);
     });
     item.addEventListener('keydown', (e) => {
       if (e.key !== 'Enter' && e.key !== ' ') return;
       e.preventDefault();
-      addAtCentre(item.dataset.kind);
+      addAtCentre(item.dataset.kind, item.dataset.dataset);
     });
   }
+  $$('.palette-item').forEach(paletteItem);
 
-  function addAtCentre(kind) {
+  // uploading a dataset: XMLHttpRequest, for its upload progress events
+  $('#upload-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const file = $('#upload-file').files[0];
+    const status = $('#upload-status');
+    const bar = $('#upload-progress');
+    const max = Number(e.target.dataset.max);
+    if (!file) { status.textContent = 'Choose an archive first.'; return; }
+    if (file.size > max) {
+      status.textContent = `${file.name} is ${(file.size / 2 ** 20).toFixed(1)} MB: larger than the upload limit of ${(max / 2 ** 20).toFixed(0)} MB. Nothing was uploaded.`;
+      status.className = 'error';
+      return;
+    }
+    const form = new FormData();
+    form.append('file', file);
+    form.append('name', file.name.replace(/\.(zip|tar|tgz|tar\.gz|tar\.bz2|tar\.xz)$/i, ''));
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/api/datasets');
+    xhr.setRequestHeader('X-CSRFToken', csrf);
+    bar.hidden = false;
+    bar.value = 0;
+    status.className = '';
+    status.textContent = `Uploading ${file.name}…`;
+    $('#upload').disabled = true;
+    xhr.upload.onprogress = (p) => { if (p.lengthComputable) bar.value = Math.round((100 * p.loaded) / p.total); };
+    xhr.onloadend = () => {
+      $('#upload').disabled = false;
+      let data = {};
+      try { data = JSON.parse(xhr.responseText); } catch (err) { data = {}; }
+      if (xhr.status === 201) {
+        bar.value = 100;
+        datasets.set(data.id, data);
+        status.textContent = `Uploaded ${data.name}: drag it onto the canvas.`;
+        const li = document.createElement('li');
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.className = 'palette-item';
+        b.dataset.kind = 'dataset';
+        b.dataset.dataset = data.id;
+        b.title = `Dataset ${data.id}: ${data.name}`;
+        b.textContent = data.name;
+        li.append(b);
+        $('#dataset-list').prepend(li);
+        paletteItem(b);
+        e.target.reset();
+      } else {
+        bar.hidden = true;
+        status.className = 'error';
+        status.textContent = `Not uploaded: ${data.error || (xhr.status ? `the server answered ${xhr.status}` : 'the server could not be reached')}.`;
+      }
+    };
+    xhr.send(form);
+  });
+
+  function addAtCentre(kind, datasetId) {
     const area = graph.getGraphArea();
     const n = graph.getNodes().length;
     const x = area.x + area.width / 2 - NODE_W / 2 + (n % 5) * 20;
     const y = area.y + area.height / 3 + (n % 5) * 20;
-    const node = graph.addNode(nodeMeta(newNodeDoc(kind), { x, y }, []));
+    const node = graph.addNode(nodeMeta(newNodeDoc(kind, datasetId), { x, y }, []));
     selection.clean();
     selection.select(node);
     container.focus({ preventScroll: true });
@@ -351,7 +414,7 @@
       for (const li of $$('li', cat)) {
         const b = $('.palette-item', li);
         const m = modules.get(b.dataset.kind);
-        const hit = !q || `${m.label} ${m.kind} ${m.category} ${m.description}`.toLowerCase().includes(q);
+        const hit = !q || `${b.textContent} ${m.label} ${m.kind} ${m.category} ${m.description}`.toLowerCase().includes(q);
         li.hidden = !hit;
         if (hit) inCat += 1;
       }
