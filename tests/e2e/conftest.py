@@ -35,8 +35,8 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self):
-        self.port = free_port()
+    def __init__(self, port: int | None = None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = TEST_DATA / "daphne.log"
         env = {**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "DESIGNER_EXTRA_MODULES": SERVER_MODULES}

@@ -73,3 +73,29 @@ def test_a_run_is_cancelled_from_the_page_and_a_reload_catches_up(page, users, s
     page.wait_for_selector("#run-banner[data-status=cancelled]", timeout=30_000)
     assert status(page, "right") == "cancelled"
     assert Run.objects.get().status == "cancelled"
+
+
+def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catches_up(browser, users, shared_worker, transactional_db):
+    from tests.e2e.conftest import Server, sign_in
+
+    server = Server().wait_ready()
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        sign_in(context, server, users["owner"])
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        page.base = server.url
+        open_designer(page, users["owner"], two_branches(sleep=3.0))
+        page.click("#submit")
+        wait_status(page, "right", "running")
+        server.stop()
+        page.wait_for_selector("#banner >> text=Lost the connection to the server; reconnecting")
+        page.screenshot(path="test-results/server-gone.png")
+        server = Server(server.port).wait_ready()  # back on the same address
+        wait_status(page, "right", "completed", timeout=40_000)
+        wait_status(page, "left2", "completed", timeout=40_000)
+        page.wait_for_selector("#run-banner[data-status=completed]")
+        assert page.locator("#banner").is_hidden()
+    finally:
+        context.close()
+        server.stop()
