@@ -7,15 +7,13 @@ when `make test` runs the `production` tests with DATABASE_URL and CELERY_BROKER
 import atexit
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.workers import CeleryWorker, worker_database_url  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
 # one folder per test session: engineers (and CI's two passes) may run tests side by side
@@ -77,64 +75,12 @@ def stranger_client(users):
     return c
 
 
-def worker_database_url() -> str:
-    from django.db import connection
-
-    s = connection.settings_dict
-    if s["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{s['NAME']}"
-    return f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
-class CeleryWorker:
-    """A real `celery worker` process on the test database."""
-
-    def __init__(self, name: str, concurrency: int = 2, extra_env: dict | None = None):
-        self.name = name
-        self.hostname = f"{name}@{socket.gethostname()}"
-        self.log_path = TEST_DATA / f"worker-{name}.log"
-        env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "designer.celery", "worker", "-c", str(concurrency), "-n", self.hostname,
-                 "-l", "warning", "--without-mingle", "--without-gossip"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def wait_ready(self, timeout=60):
-        from designer.pipelines.models import Worker
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"worker {self.name} exited: {self.log()}")
-            if Worker.objects.filter(hostname=self.hostname).exists():
-                return self
-            time.sleep(0.2)
-        raise TimeoutError(f"worker {self.name} not ready after {timeout} s: {self.log()}")
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-3000:]
-
-    def kill(self):
-        """As if the machine died: every process of the worker, at once, no clean-up."""
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
 @pytest.fixture
 def start_worker(transactional_db):
     started = []
 
     def start(name="w1", concurrency=2, wait=True, **kw):
-        w = CeleryWorker(name, concurrency, **kw)
+        w = CeleryWorker(name, concurrency, log_dir=TEST_DATA, **kw)
         started.append(w)
         return w.wait_ready() if wait else w
 
@@ -147,7 +93,7 @@ def start_worker(transactional_db):
 def shared_worker(django_db_setup, django_db_blocker):
     """One worker for a whole test module (starting one costs a few seconds)."""
     with django_db_blocker.unblock():
-        w = CeleryWorker("shared", concurrency=2)
+        w = CeleryWorker("shared", concurrency=2, log_dir=TEST_DATA)
         w.wait_ready()
     yield w
     w.stop()

@@ -1,0 +1,98 @@
+"""Engine overhead: a 50-node chain of trivial modules run by a real Celery worker.
+
+    .venv/bin/python bench/engine.py                 # embedded defaults (SQLite database and broker)
+    DATABASE_URL=... CELERY_BROKER_URL=... .venv/bin/python bench/engine.py   # production services
+
+Prints the per-node dispatch overhead (a node finishing -> the next one starting, and wall time
+per node), the time of a full re-run where every node is reused, and the ratio of that re-run to
+the first run. Targets: overhead under 50 ms per node; full-reuse re-run under 1 s.
+"""
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+NODES = int(os.environ.get("NODES", 50))
+
+
+def main():
+    data = Path(tempfile.mkdtemp(prefix="bench-engine-", dir=ROOT / "var"))
+    os.environ.update(DESIGNER_DATA_DIR=str(data), ARTIFACT_ROOT=str(data / "artifacts"),
+                      DESIGNER_EXTRA_MODULES="tests.toy_modules", DJANGO_SETTINGS_MODULE="designer.settings")
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        os.environ["DATABASE_URL"] = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/bench_engine"
+        _recreate_postgres_database(os.environ["DATABASE_URL"])
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from designer.celery import app
+    from designer.pipelines import runs
+    from designer.pipelines.models import Run
+    from tests.pipes import chain
+    from tests.workers import CeleryWorker
+
+    call_command("migrate", verbosity=0)
+    app.control.purge()
+    user = get_user_model().objects.create_user("bench")
+    worker = CeleryWorker("bench", concurrency=int(os.environ.get("CONCURRENCY", 1)), log_dir=data).wait_ready()
+    try:
+        print(f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}, broker: {settings.CELERY_BROKER_URL.split(':', 1)[0]}")
+        wait(runs.submit(user, chain(3)).id)  # warm the worker's pool process
+        doc = chain(NODES, name="bench chain")
+        doc["nodes"][0]["parameters"]["value"] = 2  # not the warm-up's cache keys
+
+        started = time.perf_counter()
+        first = wait(runs.submit(user, doc).id)
+        first_s = time.perf_counter() - started
+        nodes = sorted(first.nodes.all(), key=lambda n: int(n.node_id[1:]))
+        gaps = [(b.started_at - a.finished_at).total_seconds() * 1000 for a, b in zip(nodes, nodes[1:])]
+        work = [(n.finished_at - n.started_at).total_seconds() * 1000 for n in nodes]
+
+        started = time.perf_counter()
+        again = wait(runs.submit(user, doc).id)
+        rerun_s = time.perf_counter() - started
+        assert set(again.nodes.values_list("status", flat=True)) == {"reused"}, "the re-run did not reuse every node"
+        assert first.status == "completed" and Run.objects.filter(status="completed").count() == 3
+
+        print(f"first run of {NODES} nodes:           {first_s * 1000:8.0f} ms  ({first_s * 1000 / NODES:.1f} ms per node, of which module work {statistics.mean(work):.1f} ms)")
+        print(f"dispatch overhead per node:      {statistics.mean(gaps):8.1f} ms mean, {statistics.median(gaps):.1f} median, {max(gaps):.1f} max  (target < 50 ms)")
+        print(f"full-reuse re-run:               {rerun_s * 1000:8.0f} ms  (target < 1000 ms)")
+        print(f"re-run / first run:              {rerun_s / first_s:8.3f}")
+        ok = statistics.mean(gaps) < 50 and rerun_s < 1
+        print("targets met" if ok else "TARGETS MISSED")
+        return 0 if ok else 1
+    finally:
+        worker.stop()
+
+
+def wait(run_id, timeout=300):
+    from designer.pipelines.models import Run
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = Run.objects.get(pk=run_id)
+        if run.finished:
+            return run
+        time.sleep(0.01)
+    raise TimeoutError(f"run {run_id} did not finish in {timeout} s")
+
+
+def _recreate_postgres_database(url):
+    import psycopg
+
+    base, name = url.rsplit("/", 1)
+    with psycopg.connect(base + "/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Real Celery worker processes for tests and benchmarks, on the caller's database and broker."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def worker_database_url() -> str:
+    from django.db import connection
+
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{s['NAME']}"
+    return f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+class CeleryWorker:
+    """A real `celery worker` process on the test database."""
+
+    def __init__(self, name: str, concurrency: int = 2, log_dir: Path = Path("."), extra_env: dict | None = None):
+        self.name = name
+        self.hostname = f"{name}@{socket.gethostname()}"
+        self.log_path = Path(log_dir) / f"worker-{name}.log"
+        env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "designer.celery", "worker", "-c", str(concurrency), "-n", self.hostname,
+                 "-l", "warning", "--without-mingle", "--without-gossip"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout=60):
+        from designer.pipelines.models import Worker
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker {self.name} exited: {self.log()}")
+            if Worker.objects.filter(hostname=self.hostname).exists():
+                return self
+            time.sleep(0.2)
+        raise TimeoutError(f"worker {self.name} not ready after {timeout} s: {self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-3000:]
+
+    def kill(self):
+        """As if the machine died: every process of the worker, at once, no clean-up."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
