@@ -21,10 +21,11 @@ class ExportToOnnx(Module):
     params = []
 
     def run(self, ctx, trained_model):
+        from training import models  # noqa: I001 - before torch: see training/__init__.py
+
         import torch
 
         from modules import _transforms as T
-        from training import models
 
         model, info = models.load_trained(trained_model, self.label)
         width, height = T.output_size(info.get("transforms"), T.INFERENCE, 224, 224)

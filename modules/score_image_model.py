@@ -25,13 +25,14 @@ class ScoreImageModel(Module):
     params = []
 
     def run(self, ctx, trained_model, dataset):
+        from training import models  # noqa: I001 - before torch: see training/__init__.py
+        from training.data import ImageDirDataset
+
         import pandas as pd
         import torch
 
         from modules import _imagedir
         from modules import _transforms as T
-        from training import models
-        from training.data import ImageDirDataset
 
         model, info = models.load_trained(trained_model, self.label)
         images = _imagedir.read(dataset, self.label, "Dataset")

@@ -200,9 +200,17 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def warmup_factor(warmup_steps: int):
-    """Linear warm-up from lr / warmup_steps to lr over the first steps, then constant."""
-    return lambda step: min(1.0, (step + 1) / warmup_steps) if warmup_steps > 0 else 1.0
+def lr_factor(warmup_steps: int, total_steps: int):
+    """Linear warm-up from lr / warmup_steps to lr over the first steps, then a cosine decay to 0
+    at the last step (torchvision reference: --lr-warmup-method linear --lr-scheduler cosineannealinglr).
+    The decay lets the last epochs settle: from scratch, a constant rate leaves the validation
+    figures jumping from one epoch to the next."""
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        decay_steps = max(1, total_steps - warmup_steps)
+        return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup_steps) / decay_steps)))
+    return factor
 
 
 def main(args, reporter: Reporter | None = None) -> dict:
@@ -241,7 +249,7 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     criterion = nn.CrossEntropyLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, nesterov=True,
                                 weight_decay=args.weight_decay)
-    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, warmup_factor(args.warmup_steps))
+    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(args.warmup_steps, args.epochs * len(train_loader)))
 
     keeper = BestEpoch(args.patience)
     history: list[dict] = []

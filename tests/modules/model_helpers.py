@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from designer.engine import executor
 from designer.engine.executor import InputArtifact
 
@@ -80,3 +82,15 @@ def small_recipe(size: int = 32, flip: bool = False) -> dict:
     if flip:
         steps.append(T.step("random_horizontal_flip"))
     return T.make_recipe(steps)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tests run torch on one thread: the test machine's cores are shared, and OpenMP threads
+    that spin-wait on busy cores slow a step down tenfold."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -16,16 +16,19 @@ from modules.evaluate_model import EvaluateModel
 from modules.export_to_onnx import ExportToOnnx
 from modules.score_image_model import ScoreImageModel
 from modules.train_pytorch_model import TrainPyTorchModel
-from tests.modules.model_helpers import (
+from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
     artifact,
     digits_split,
     image_dir,
+    one_thread,
     run,
     small_recipe,
     untrained,
 )
 from training import models
 from training.data import ImageDirDataset, read_image_dir
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

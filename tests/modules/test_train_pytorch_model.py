@@ -12,17 +12,20 @@ from modules.base import (
     NotLabeledDatasetError,
 )
 from modules.train_pytorch_model import TrainPyTorchModel
-from tests.modules.model_helpers import (
+from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
     digits_split,
     image_dir,
     metrics,
+    one_thread,
     run,
     small_recipe,
     untrained,
 )
 from training import models
 from training.data import IMAGENET_NORMALIZE, ImageDirDataset, read_image_dir
-from training.train import BestEpoch, TrainingDivergedError, evaluate
+from training.train import BestEpoch, TrainingDivergedError, evaluate, lr_factor
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +65,7 @@ def test_it_trains_reports_every_epoch_and_repeats_itself_exactly(tmp_path, inpu
                      "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy"):
             assert (name, epoch) in names
     log = "\n".join(e.data["text"] for e in events if e.type == "log")
-    assert "Epoch 2: lr 0.050000" in log and "[1] [2/4]" in log  # print frequency 2 of 4 steps
+    assert "Epoch 2: lr 0.000000" in log and "[1] [2/4]" in log  # print frequency 2 of 4 steps
     assert not (tmp_path / "a" / "work").exists()
 
     _, again = run(TrainPyTorchModel, tmp_path / "b", {**FAST, "warmup_step_number": 3}, **inputs)
@@ -83,6 +86,14 @@ def test_it_keeps_the_weights_of_the_best_epoch(tmp_path, inputs):
     again = evaluate(model, torch.nn.CrossEntropyLoss(), torch.utils.data.DataLoader(dataset, batch_size=16),
                      "cpu", len(info["classes"]))
     assert math.isclose(again["validation_loss"], min(losses), rel_tol=1e-4)
+
+
+def test_the_learning_rate_warms_up_linearly_then_decays_to_zero():
+    factor = lr_factor(warmup_steps=4, total_steps=12)
+    assert [factor(s) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
+    decay = [factor(s) for s in range(4, 13)]
+    assert decay[0] == 1.0 and decay == sorted(decay, reverse=True) and decay[-1] == 0.0
+    assert lr_factor(0, 10)(0) == 1.0
 
 
 def test_early_stopping_waits_patience_epochs_and_keeps_the_best():
