@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
@@ -20,13 +21,41 @@ def group_name(run_id: int) -> str:
     return f"run-{run_id}"
 
 
-def record(run_id: int, event) -> Event:
-    stored = Event.objects.create(run_id=run_id, node_id=event.node, type=event.type, data=event.data)
+def record(run_id: int, event) -> None:
+    record_many(run_id, [event])
+
+
+def record_many(run_id: int, batch: list) -> None:
+    Event.objects.bulk_create(Event(run_id=run_id, node_id=e.node, type=e.type, data=e.data) for e in batch)
     layer = get_channel_layer()
     if layer is not None and not isinstance(layer, InMemoryChannelLayer):
         # after commit: a listener woken earlier would read the store before the event is in it
-        transaction.on_commit(lambda: _broadcaster.send(layer, group_name(run_id), {"type": "run.nudge", "event_id": stored.id}))
-    return stored
+        transaction.on_commit(lambda: _broadcaster.send(layer, group_name(run_id), {"type": "run.nudge"}))
+
+
+class Buffer:
+    """A running node's events, stored in batches: a module that logs a line per batch of
+    images must not pay a database commit per line. Whatever waits longer than `max_delay`
+    goes out with the next event, or with the next flush() (the node's heartbeat calls it)."""
+
+    def __init__(self, run_id: int, max_delay: float = 0.5):
+        self.run_id, self.max_delay = run_id, max_delay
+        self.pending: list = []
+        self.lock = threading.Lock()
+        self.last_flush = time.monotonic()
+
+    def add(self, event) -> None:
+        with self.lock:
+            self.pending.append(event)
+        if time.monotonic() - self.last_flush >= self.max_delay:
+            self.flush()
+
+    def flush(self) -> None:
+        with self.lock:  # held while storing, so that batches are stored in order
+            batch, self.pending = self.pending, []
+            self.last_flush = time.monotonic()
+            if batch:
+                record_many(self.run_id, batch)
 
 
 class _Broadcaster:

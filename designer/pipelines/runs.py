@@ -60,9 +60,7 @@ def run_inline(run_id: int) -> None:
     A node that a worker claims first is left to the worker."""
     todo = list(NodeRun.objects.filter(run_id=run_id, status=s.QUEUED).values_list("id", flat=True)) + advance(run_id)
     while todo:
-        nid = todo.pop(0)
-        run_id = execute_noderun(nid)
-        todo += advance(run_id)
+        todo += execute_noderun(todo.pop(0))
 
 
 # ---------------------------------------------------------------- advance
@@ -135,18 +133,20 @@ def node_dir(run_id: int, node_id: str) -> Path:
     return Path(settings.ARTIFACT_ROOT) / str(run_id) / node_id
 
 
-def execute_noderun(noderun_id: int) -> int | None:
-    """Run one queued node (in a worker, or inline). Returns its run id."""
+def execute_noderun(noderun_id: int) -> list[int]:
+    """Run one queued node (in a worker, or inline); return the NodeRun ids that can start next.
+
+    Two commits per node: claiming it, then its outcome, its events and what becomes ready.
+    """
     nr = NodeRun.objects.select_related("run").filter(pk=noderun_id).first()
     if nr is None:
-        return None  # its run was deleted while the task waited in the queue
+        return []  # its run was deleted while the task waited in the queue
     run = nr.run
     if not _transition(nr, s.QUEUED, s.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now(),
                        worker=f"{socket.gethostname()}:{_worker_name()}"):
-        return run.id  # cancelled or taken meanwhile
+        return []  # cancelled or taken meanwhile
     doc = run.snapshot
     node = next(n for n in doc["nodes"] if n["id"] == nr.node_id)
-    module = get_catalogue().get(nr.kind)
     upstream = {x.node_id: x for x in run.nodes.all()}
     inputs = {}
     for port, (up, out) in graph.inputs_of(doc, nr.node_id).items():
@@ -154,30 +154,33 @@ def execute_noderun(noderun_id: int) -> int | None:
         meta = executor.read_meta(path)
         inputs[port] = executor.InputArtifact(path, meta.get("type", ""), meta)
 
-    def emit(event):
-        events.record(run.id, event)
-
-    watch = _Heartbeat(nr.pk, run.pk)
+    buffer = events.Buffer(run.id)
+    watch = _Heartbeat(nr.pk, run.pk, buffer)
     watch.start()
     try:
         try:
-            outputs = executor.execute(module, node, inputs, node_dir(run.id, nr.node_id), emit, watch.cancel_seen.is_set)
+            outputs = executor.execute(get_catalogue().get(nr.kind), node, inputs, node_dir(run.id, nr.node_id),
+                                       buffer.add, watch.cancel_seen.is_set)
         finally:
             watch.stop()
     except BaseException as e:  # noqa: BLE001 - a module may raise anything; the node must end
         watch.stop()  # again: a cancel may have landed inside the first stop
         cancelled = isinstance(e, executor.Cancelled) or watch.cancel_seen.is_set()
-        status = s.CANCELLED if cancelled else s.FAILED
         text = "Cancelled by the user." if cancelled else executor.error_text(e)
-        _transition(nr, s.RUNNING, status, error=text, finished_at=timezone.now())
-        emit(executor.Event("node_cancelled" if cancelled else "node_failed", nr.node_id, {"error": text}))
+        with transaction.atomic():
+            _transition(nr, s.RUNNING, s.CANCELLED if cancelled else s.FAILED, error=text, finished_at=timezone.now())
+            buffer.add(executor.Event("node_cancelled" if cancelled else "node_failed", nr.node_id, {"error": text}))
+            buffer.flush()
+            ready = advance(run.id)
         if isinstance(e, (KeyboardInterrupt, SystemExit)) and not cancelled:
             raise
-        return run.id
+        return ready
     ids = {port: cache.output_identity(nr.cache_key, nr.pk, port) for port in outputs}
-    if _transition(nr, s.RUNNING, s.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now()):
-        emit(executor.Event("node_finished", nr.node_id, {"duration": nr.duration}))
-    return run.id
+    with transaction.atomic():
+        if _transition(nr, s.RUNNING, s.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now()):
+            buffer.add(executor.Event("node_finished", nr.node_id, {"duration": nr.duration}))
+        buffer.flush()
+        return advance(run.id)
 
 
 def _worker_name() -> str:
@@ -198,9 +201,9 @@ class _Heartbeat(threading.Thread):
     so that even a module that never calls ctx.check_cancelled() stops.
     """
 
-    def __init__(self, noderun_id: int, run_id: int):
+    def __init__(self, noderun_id: int, run_id: int, buffer: events.Buffer):
         super().__init__(daemon=True, name=f"heartbeat-{noderun_id}")
-        self.noderun_id, self.run_id = noderun_id, run_id
+        self.noderun_id, self.run_id, self.buffer = noderun_id, run_id, buffer
         self.target_thread = threading.get_ident()
         self.stopped = threading.Event()
         self.cancel_seen = threading.Event()
@@ -209,6 +212,7 @@ class _Heartbeat(threading.Thread):
     def run(self):
         try:
             while not self.stopped.wait(settings.HEARTBEAT_SECONDS):
+                self.buffer.flush()
                 NodeRun.objects.filter(pk=self.noderun_id, status=s.RUNNING).update(heartbeat_at=timezone.now())
                 if not self.cancel_seen.is_set() and Run.objects.filter(pk=self.run_id, cancel_requested=True).exists():
                     self.cancel_seen.set()

@@ -6,6 +6,4 @@ from designer.pipelines import runs
 
 @shared_task(name="designer.run_node", ignore_result=True)
 def run_node(noderun_id: int) -> None:
-    run_id = runs.execute_noderun(noderun_id)
-    if run_id is not None:
-        runs.dispatch(runs.advance(run_id))
+    runs.dispatch(runs.execute_noderun(noderun_id))
