@@ -54,7 +54,7 @@ def _heartbeat_loop(hostname: str, concurrency: int) -> None:
                 defaults={"cpus": os.cpu_count() or 1, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now()},
             )
             reap_lost_nodes()
-        except Exception as e:  # noqa: BLE001 - a database hiccup must not kill the heartbeat
+        except Exception as e:
             print(f"heartbeat of {hostname} failed: {e}", flush=True)
             connection.close()
         if _stop.wait(settings.HEARTBEAT_SECONDS):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from functools import lru_cache
+from functools import cache
 
 from modules.base import Module
 
@@ -57,7 +57,7 @@ def _module_types_in(package_name: str) -> list[type[Module]]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(extra_packages: tuple[str, ...] = ()) -> Catalogue:
     types = _module_types_in("modules")
     for name in extra_packages:

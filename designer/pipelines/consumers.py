@@ -39,6 +39,6 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
                 self.last_id = event["id"]
             try:
                 await asyncio.wait_for(self.wake.wait(), settings.EVENT_POLL_SECONDS)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             self.wake.clear()

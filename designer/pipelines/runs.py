@@ -163,7 +163,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
                                        buffer.add, watch.cancel_seen.is_set)
         finally:
             watch.stop()
-    except BaseException as e:  # noqa: BLE001 - a module may raise anything; the node must end
+    except BaseException as e:
         watch.stop()  # again: a cancel may have landed inside the first stop
         cancelled = isinstance(e, executor.Cancelled) or watch.cancel_seen.is_set()
         text = "Cancelled by the user." if cancelled else executor.error_text(e)
@@ -189,7 +189,7 @@ def _worker_name() -> str:
 
         if current_task and current_task.request.hostname:
             return current_task.request.hostname
-    except Exception:  # noqa: BLE001 - outside a worker
+    except Exception:
         pass
     return "inline"
 
