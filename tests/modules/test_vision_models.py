@@ -62,3 +62,11 @@ def test_a_corrupt_weights_file_is_named(tmp_path, hub):
     (hub / "resnet18-f37072fd.pth").write_bytes(b"not a checkpoint")
     with pytest.raises(ModuleError, match="resnet18-f37072fd.pth"):
         run(ResNet, tmp_path / "r", {"model_name": "resnet18"})
+
+
+def test_an_untrained_densenet_keeps_its_memory_efficient_option(tmp_path):
+    out, _ = run(DenseNet, tmp_path / "d", {"model_name": "densenet121", "pretrained": False, "memory_efficient": True})
+    spec = models.read_spec(out["untrained_model"], "t", "model", "UntrainedModelDirectory")
+    model = models.build_model(spec, 5, out["untrained_model"].path)
+    assert model.classifier.out_features == 5
+    assert all(layer.memory_efficient for name, layer in model.features.named_modules() if name.endswith("denselayer1"))
