@@ -44,6 +44,7 @@ test: deps chromium
 
 bench: deps
 	$(PY) bench/engine.py
+	$(PROD_ENV) $(PY) bench/engine.py
 
 lint: deps
 	.venv/bin/ruff check .
