@@ -1,6 +1,7 @@
 """Relay a run's events to a browser. Storage is the truth: the consumer sends what the store
 holds after the last id the page saw, when nudged by the channel layer or every few seconds."""
 import asyncio
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -17,7 +18,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if not user.is_authenticated or not await database_sync_to_async(Run.objects.filter(pk=self.run_id, owner=user).exists)():
             await self.close(code=4404)
             return
-        self.last_id = int(dict(x.split("=", 1) for x in self.scope["query_string"].decode().split("&") if "=" in x).get("after", 0) or 0)
+        after = parse_qs(self.scope["query_string"].decode()).get("after", ["0"])[0]
+        self.last_id = int(after) if after.isdigit() else 0
         self.wake = asyncio.Event()
         await self.channel_layer.group_add(events.group_name(self.run_id), self.channel_name)
         await self.accept()
