@@ -122,7 +122,7 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
     started = time.perf_counter()
     for i, (images, targets) in enumerate(data_loader):
         images, targets = images.to(device, non_blocking=True), targets.to(device, non_blocking=True)
-        output = model(images)
+        output = _forward(model, images, args)
         loss = criterion(output, targets)
         loss_value = loss.item()
         if not math.isfinite(loss_value):
@@ -146,6 +146,18 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
     loss_sum, errors, seen = dist_utils.reduce_sum([loss_sum, errors, seen], device)
     return {"learning_rate": optimizer.param_groups[0]["lr"], "training_images_per_second": seen / elapsed,
             "training_loss": loss_sum / seen, "training_error": errors / seen}
+
+
+def _forward(model, images, args):
+    try:
+        return model(images)
+    except ValueError as e:
+        if "Expected more than 1 value per channel" not in str(e):
+            raise
+        raise NotInRangeValueError(
+            f"{MODULE}: Batch size {args.batch_size} is too small for images this size: BatchNorm needs more than "
+            f"one value per channel in a training step ({e}); raise Batch size, or the image size in Init Image "
+            "Transformation") from None
 
 
 def evaluate(model, criterion, data_loader, device, num_classes: int) -> dict:
@@ -242,8 +254,10 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
         model_without_ddp = model.module
     set_seed(args.seed + args.rank)  # augmentations differ per rank
 
+    # a last batch of one image would fail in BatchNorm (one value per channel): it is left out
     train_loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler,
-                                               num_workers=args.workers, drop_last=False)
+                                               num_workers=args.workers,
+                                               drop_last=len(train_sampler) % args.batch_size == 1)
     val_loader = torch.utils.data.DataLoader(val_set, batch_size=args.batch_size, sampler=val_sampler,
                                              num_workers=args.workers)
     criterion = nn.CrossEntropyLoss()

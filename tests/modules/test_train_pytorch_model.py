@@ -144,3 +144,14 @@ def test_it_refuses_a_batch_larger_than_the_training_set(tmp_path, inputs):
 def test_a_diverging_loss_names_the_step_and_the_learning_rate(tmp_path, inputs):
     with pytest.raises(TrainingDivergedError, match=r"epoch 1, step \d+ of 4; lower the Learning rate"):
         run(TrainPyTorchModel, tmp_path / "n", {**FAST, "learning_rate": 1e30}, **inputs)
+
+
+def test_a_batch_of_one_tiny_image_is_refused_clearly(tmp_path, inputs):
+    with pytest.raises(NotInRangeValueError, match="Batch size 1 is too small for images this size"):
+        run(TrainPyTorchModel, tmp_path / "n", {**FAST, "batch_size": 1}, **inputs)
+
+
+def test_a_last_batch_of_one_image_is_left_out(tmp_path, inputs):
+    """60 images in batches of 59: the 60th alone would break BatchNorm."""
+    out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 1, "batch_size": 59}, **inputs)
+    assert out["trained_model"].meta["best_epoch"] == 1
