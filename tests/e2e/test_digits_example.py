@@ -41,3 +41,6 @@ def test_the_digits_example_reaches_95_percent_in_a_few_minutes(tmp_path):
     assert evaluation["left"]["overall"]["accuracy"] == pytest.approx(model["validation_top1_accuracy"])
     assert evaluation["left"]["count"] == 179 and len(evaluation["left"]["confusion_matrix"]) == 10
     assert duration < 300
+    # the per-epoch metrics are stored for the Metrics pane, one per epoch run
+    top1 = [e.data for e in run.events.filter(node_id="train", type="metric") if e.data["name"] == "validation_top1_accuracy"]
+    assert [m["step"] for m in top1] == list(range(1, model["epochs_run"] + 1))
