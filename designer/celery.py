@@ -24,6 +24,18 @@ def _faster_embedded_broker(**kwargs):
         # its default is one poll a second: a second of latency per node of a pipeline
         sqlalchemy.Transport.polling_interval = settings.BROKER_POLL_SECONDS
 
+
+def host_queue(hostname: str) -> str:
+    """The queue only the worker `hostname` consumes: how a node of a distributed job is sent to
+    the worker chosen for it (designer/pipelines/gang.py)."""
+    return f"host.{hostname}"
+
+
+@signals.celeryd_after_setup.connect
+def _consume_own_queue(sender, instance, **kwargs):
+    instance.app.amqp.queues.select_add(host_queue(sender))
+
+
 _stop = threading.Event()
 
 
@@ -51,7 +63,8 @@ def _heartbeat_loop(hostname: str, concurrency: int) -> None:
         try:
             Worker.objects.update_or_create(
                 hostname=hostname,
-                defaults={"cpus": os.cpu_count() or 1, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now()},
+                defaults={"cpus": os.cpu_count() or 1, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now(),
+                          "address": settings.WORKER_ADDRESS},
             )
             reap_lost_nodes()
         except Exception as e:

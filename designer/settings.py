@@ -8,6 +8,7 @@ A bad value stops start-up with a message naming the variable.
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -116,6 +117,27 @@ EXTRA_MODULE_PACKAGES = tuple(p for p in env_str("DESIGNER_EXTRA_MODULES", "").s
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
 LOST_AFTER_SECONDS = env_float("LOST_AFTER_SECONDS", 30.0, minimum=1)
+
+
+def env_ports(name: str, default: str) -> list[int]:
+    """`0` (any free port), `29500`, or a range `29500-29510`."""
+    raw = os.environ.get(name, default)
+    try:
+        first, _, last = raw.partition("-")
+        ports = list(range(int(first), int(last or first) + 1))
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected 0, a port (29500) or a range (29500-29510)")
+    if not ports or not all(0 <= p <= 65535 for p in ports):
+        raise ImproperlyConfigured(f"{name}={raw!r}: ports are between 0 and 65535, the first one not after the last")
+    return ports
+
+
+# distributed training (designer/pipelines/gang.py): the address other workers reach this worker
+# at (its fully qualified name by default), the rendezvous port(s) tried at the node-0 worker, and
+# how long the other workers of a job have to start their part before the node fails
+WORKER_ADDRESS = env_str("WORKER_ADDRESS", "") or socket.getfqdn()
+DISTRIBUTED_PORTS = env_ports("DISTRIBUTED_PORTS", "0")
+DISTRIBUTED_START_SECONDS = env_float("DISTRIBUTED_START_SECONDS", 30.0, minimum=1)
 
 # ---------------------------------------------------------------- Django
 INSTALLED_APPS = [

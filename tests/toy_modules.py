@@ -51,3 +51,25 @@ class ToySink(Module):
 
     def run(self, ctx, scores):
         ctx.log("sink")
+
+
+class ToyDistributed(Module):
+    """A distributed job in a few seconds (tests/toy_rank.py): every rank all-reduces a number
+    `Steps` times; rank `Fail rank` raises at step `Fail at step`."""
+
+    kind = "toy_distributed"
+    label = "Toy distributed"
+    category = "Tests"
+    distributed = True
+    outputs = [Port("Out", ImageDirectory)]
+    params = [Int("Steps", default=5, min=1, max=100000), Float("Step seconds", default=0.1, min=0, max=60),
+              Int("Fail rank", default=-1, min=-1, max=1000, help="-1: none"), Int("Fail at step", default=2, min=1)]
+
+    def run(self, ctx):
+        from designer.engine.executor import DistributedJob
+
+        out = ctx.output_dir("out")
+        argv = ["--out", str(out), "--steps", str(ctx.params["steps"]), "--step-seconds", str(ctx.params["step_seconds"]),
+                "--fail-rank", str(ctx.params["fail_rank"]), "--fail-at", str(ctx.params["fail_at_step"])]
+        ctx.launch_distributed(DistributedJob("tests.toy_rank", argv, metrics_file=out / "metrics.jsonl"))
+        ctx.log(f"world size {(out / 'world.txt').read_text()}")

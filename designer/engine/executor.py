@@ -33,6 +33,22 @@ class Cancelled(Exception):
     """The user cancelled the run while this node was working."""
 
 
+class DistributedLaunchError(ModuleError):
+    """A distributed job could not start, or one of its processes failed or was lost."""
+
+
+@dataclass
+class DistributedJob:
+    """What a distributed module asks to run: `python -m <module> <argv>` in every process of
+    Node count x Process count per node (each with RANK, WORLD_SIZE, LOCAL_RANK...). The launcher
+    (the Django side: designer/pipelines/gang.py) starts them; the module never sees workers."""
+
+    module: str
+    argv: list[str]
+    metrics_file: Path | None = None  # JSON lines {name, value, step} that rank 0 appends: relayed as metrics
+    gpu_argv: list[str] | None = None  # added when every process has a GPU (NCCL); None: CPU only (Gloo)
+
+
 @dataclass
 class InputArtifact:
     """What a module receives for each connected input port."""
@@ -58,7 +74,8 @@ class NodeContext:
     """The module's only window on the outside world."""
 
     def __init__(self, node_id: str, module: type[Module], params: dict, run_settings: dict,
-                 node_dir: Path, emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False):
+                 node_dir: Path, emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
+                 launcher: Callable[[NodeContext, DistributedJob], None] | None = None):
         self.node_id = node_id
         self.module = module
         self.params = params
@@ -66,6 +83,7 @@ class NodeContext:
         self.node_dir = Path(node_dir)
         self._emit = emit
         self._cancelled = cancelled
+        self._launcher = launcher
         self._extra_meta: dict[str, dict] = {}
         self.log_path = self.node_dir / LOG_DIR / LOG_FILE
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,19 +118,34 @@ class NodeContext:
         if self._cancelled():
             raise Cancelled()
 
+    # ---- distributed
+    @property
+    def world_size(self) -> int:
+        return self.run_settings["node_count"] * self.run_settings["process_count_per_node"]
+
+    def launch_distributed(self, job: DistributedJob) -> None:
+        """Run `job` in Node count x Process count per node processes; return when all of them
+        have finished, or raise DistributedLaunchError (or Cancelled)."""
+        if self._launcher is None:
+            raise DistributedLaunchError(f"{self.module.label}: Run settings ask for {self.world_size} processes, "
+                                         "but nothing here can start them (run it on the designer's workers)")
+        self._launcher(self, job)
+
     def close(self) -> None:
         self._log_file.close()
 
 
 def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], node_dir: Path,
-            emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False) -> dict[str, str]:
-    """Run one node; return {output port: directory}. Raises what the module raised."""
+            emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
+            launcher: Callable[[NodeContext, DistributedJob], None] | None = None) -> dict[str, str]:
+    """Run one node; return {output port: directory}. Raises what the module raised.
+    `launcher` starts the processes of a distributed module (NodeContext.launch_distributed)."""
     node_dir = Path(node_dir)
     for port in module.outputs:  # a retried node starts clean
         shutil.rmtree(node_dir / port.name, ignore_errors=True)
     params = module.resolved_params(node.get("parameters", {}))
     run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
-    ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled)
+    ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher)
     emit(Event("node_started", node["id"], {"kind": module.kind}))
     started = time.monotonic()
     try:

@@ -18,6 +18,7 @@ from modules.base import compatible
 
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64
+RUN_SETTING_LABELS = {"node_count": "Node count", "process_count_per_node": "Process count per node"}
 
 
 @dataclass(frozen=True)
@@ -136,10 +137,12 @@ def _node_problems(node: dict, catalogue) -> list[Problem]:
         if error:
             problems.append(Problem(f"{param.label}: {error}", "bad_value", node=nid, param=name))
     for name, value in node.get("run_settings", {}).items():
+        label = RUN_SETTING_LABELS.get(name, name)
         if not module.distributed and value != 1:
-            problems.append(Problem(f"{module.label} runs as a single process: {name} must be 1", "bad_value", node=nid, param=name))
+            problems.append(Problem(f"{module.label} runs as a single process: {label} must be 1", "bad_value", node=nid, param=name))
         elif not 1 <= value <= MAX_RUN_SETTING:
-            problems.append(Problem(f"{name} is {value}: must be between 1 and {MAX_RUN_SETTING}", "bad_value", node=nid, param=name))
+            problems.append(Problem(f"{module.label}: {label} is {value}: must be between 1 and {MAX_RUN_SETTING}",
+                                    "bad_value", node=nid, param=name))
     return problems
 
 

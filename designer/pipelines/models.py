@@ -97,9 +97,43 @@ class Worker(models.Model):
     concurrency = models.PositiveIntegerField(default=1)
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen = models.DateTimeField()
+    address = models.CharField(max_length=200, blank=True,
+                               help_text="where the other workers of a distributed job reach this one")
+    # one worker = one node of a distributed job: set by a conditional UPDATE (designer/pipelines/gang.py)
+    reserved_by = models.ForeignKey("NodeRun", null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="reserved_workers")
 
     def __str__(self):
         return self.hostname
+
+    @property
+    def units(self) -> int:
+        """Processes a node of a distributed job may start here: its GPUs, or else its CPU cores."""
+        return self.gpus or self.cpus
+
+
+class NodeLaunch(models.Model):
+    """One machine of a distributed node's job: the worker that runs torchrun for node `index`
+    (0: the worker that runs the node's task and hosts the rendezvous), and how that went."""
+
+    STATUSES = [(x, x) for x in ("reserved", "running", "exited")]
+    noderun = models.ForeignKey(NodeRun, on_delete=models.CASCADE, related_name="launches")
+    index = models.PositiveIntegerField(help_text="0 hosts the rendezvous; torchrun numbers the nodes itself")
+    worker = models.CharField(max_length=200)
+    spec = models.JSONField(default=dict, help_text="command, environment and launcher log of this node's torchrun")
+    status = models.CharField(max_length=16, choices=STATUSES, default="reserved")
+    stop_requested = models.BooleanField(default=False)
+    exit_code = models.IntegerField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["noderun", "index"]
+        constraints = [models.UniqueConstraint(fields=["noderun", "index"], name="one_launch_per_node_index")]
+
+    def __str__(self):
+        return f"node {self.index} of {self.noderun} on {self.worker}"
 
 
 def _dataset_storage():

@@ -155,12 +155,18 @@ def execute_noderun(noderun_id: int) -> list[int]:
         inputs[port] = executor.InputArtifact(path, meta.get("type", ""), meta)
 
     buffer = events.Buffer(run.id)
+    module = get_catalogue().get(nr.kind)
+    launcher = None
+    if module.distributed:  # its processes are started across workers by gang.py
+        from designer.pipelines import gang
+
+        launcher = gang.launcher_for(nr.pk, _worker_name())
     watch = _Heartbeat(nr.pk, run.pk, buffer)
     watch.start()
     try:
         try:
-            outputs = executor.execute(get_catalogue().get(nr.kind), node, inputs, node_dir(run.id, nr.node_id),
-                                       buffer.add, watch.cancel_seen.is_set)
+            outputs = executor.execute(module, node, inputs, node_dir(run.id, nr.node_id),
+                                       buffer.add, watch.cancel_seen.is_set, launcher)
         finally:
             watch.stop()
     except BaseException as e:

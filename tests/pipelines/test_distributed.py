@@ -1,0 +1,227 @@
+"""Distributed nodes on two real Celery workers (distinct node names) on the same database and
+broker: node count x process count per node, logs per rank, bad run settings, failures, cancel.
+
+The processes run tests/toy_rank.py (Gloo all-reduces, a failure on demand) through the module
+`toy_distributed`, so that each job takes seconds; tests/training/test_distributed_training.py
+runs Train PyTorch Model itself the same way.
+"""
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from designer.pipelines import runs
+from designer.pipelines.models import NodeLaunch, Worker
+from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
+from tests.pipes import node, pipeline
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
+
+# the rendezvous ports the two workers try, in order (a test takes some of them)
+PORTS = list(range(29700 + os.getpid() % 200 * 10, 29700 + os.getpid() % 200 * 10 + 4))
+
+
+@pytest.fixture(scope="module")
+def two_workers(django_db_setup, django_db_blocker):
+    env = {"DISTRIBUTED_PORTS": f"{PORTS[0]}-{PORTS[-1]}", "DISTRIBUTED_START_SECONDS": "20"}
+    with django_db_blocker.unblock():
+        workers = [CeleryWorker(name, concurrency=2, log_dir=TEST_DATA, extra_env=env) for name in ("dist-a", "dist-b")]
+        for w in workers:
+            w.wait_ready()
+    yield workers
+    for w in workers:
+        w.stop()
+
+
+@pytest.fixture
+def workers(two_workers, transactional_db):
+    """Both workers registered (a test's database flush removes their rows until the next beat)."""
+    deadline = time.monotonic() + 10
+    while Worker.objects.filter(hostname__in=[w.hostname for w in two_workers]).count() < 2:
+        assert time.monotonic() < deadline, "the workers did not register"
+        time.sleep(0.1)
+    return two_workers
+
+
+def toy(nodes=1, processes=1, **params):
+    n = node("toy", "toy_distributed", **params)
+    n["run_settings"] = {"node_count": nodes, "process_count_per_node": processes}
+    return pipeline([n], [])
+
+
+def logs_of(run) -> Path:
+    return Path(settings.ARTIFACT_ROOT) / str(run.id) / "toy" / "logs"
+
+
+def leftover_processes(run) -> list[str]:
+    """Processes whose command line names this run's artifacts (torchrun and its ranks)."""
+    marker = f"{settings.ARTIFACT_ROOT}/{run.id}/".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker in cmdline and int(proc.name) != os.getpid():
+                text = cmdline.replace(b"\0", b" ").decode(errors="replace")
+                found.append(f"{proc.name}: {text[:200]}")
+    return found
+
+
+def no_process_left(run, within=10.0):
+    deadline = time.monotonic() + within
+    while (left := leftover_processes(run)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, left
+
+
+# ---------------------------------------------------------------- it works
+
+
+def test_two_nodes_of_one_process_run_on_two_workers_with_a_driver_log_per_rank(workers, users, owner_client):
+    run = runs.submit(users["owner"], toy(2, 1, steps=5))
+    run = wait_for_run(run.id, timeout=90)
+    nr = run.nodes.get()
+    assert run.status == "completed", nr.error
+    launches = list(NodeLaunch.objects.filter(noderun=nr))
+    assert sorted(x.worker for x in launches) == sorted(w.hostname for w in workers)  # one worker = one node
+    assert all(x.status == "exited" and x.exit_code == 0 for x in launches)
+    assert (Path(nr.outputs["out"]) / "world.txt").read_text() == "2"
+    files = owner_client.get(f"/api/runs/{run.id}/nodes/toy/files").json()["logs"]
+    names = {f["path"] for f in files}
+    assert {"70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"} <= names
+    for rank in (0, 1):
+        text = (logs_of(run) / f"70_driver_log_{rank}.txt").read_text()
+        assert f"rank {rank} of 2" in text and f"RANK={rank} LOCAL_RANK=0" in text and "WORLD_SIZE=2" in text
+        assert "MASTER_ADDR=" in text and "NODE_RANK=" in text and "step 5: sum 2" in text
+    mpi = (logs_of(run) / "70_mpi_log.txt").read_text()
+    assert "rendezvous (c10d)" in mpi and "torch.distributed.run" in mpi and "every node finished" in mpi
+    # rank 0's metrics reach the node's events (Metrics pane)
+    sums = [e.data["value"] for e in run.events.filter(type="metric") if e.data["name"] == "sum"]
+    assert sums == [2.0] * 5
+    assert not Worker.objects.filter(reserved_by__isnull=False).exists()  # reservations released
+    no_process_left(run)
+
+
+def test_one_node_of_two_processes(workers, users):
+    run = wait_for_run(runs.submit(users["owner"], toy(1, 2, steps=3)).id, timeout=90)
+    nr = run.nodes.get()
+    assert run.status == "completed", nr.error
+    assert NodeLaunch.objects.filter(noderun=nr).count() == 1
+    for rank in (0, 1):
+        text = (logs_of(run) / f"70_driver_log_{rank}.txt").read_text()
+        assert f"RANK={rank} LOCAL_RANK={rank}" in text and "NODE_RANK=0" in text and "step 3: sum 2" in text
+    no_process_left(run)
+
+
+# ---------------------------------------------------------------- refused
+
+
+@pytest.mark.parametrize("setting", ["node_count", "process_count_per_node"])
+@pytest.mark.parametrize("value", [0, -1, 65])
+def test_absurd_run_settings_are_refused_naming_the_setting(users, owner_client, setting, value):
+    doc = toy()
+    doc["nodes"][0]["run_settings"][setting] = value
+    problems = owner_client.post("/api/validate", doc, content_type="application/json").json()["problems"]
+    label = {"node_count": "Node count", "process_count_per_node": "Process count per node"}[setting]
+    assert any(label in p["message"] and "Toy distributed" in p["message"] and "64" in p["message"] for p in problems), problems
+
+
+def test_more_nodes_than_workers_fails_within_seconds_saying_why(workers, users):
+    started = time.monotonic()
+    run = wait_for_run(runs.submit(users["owner"], toy(3, 1)).id, timeout=30)
+    nr = run.nodes.get()
+    assert run.status == "failed" and time.monotonic() - started < 15
+    assert nr.error.startswith("DistributedLaunchError: Toy distributed: Node count is 3, but only 2 worker(s)")
+    assert "One worker is one node" in nr.error
+    assert "Node count is 3" in (logs_of(run) / "70_mpi_log.txt").read_text()
+    assert not Worker.objects.filter(reserved_by__isnull=False).exists()
+
+
+def test_more_processes_than_a_workers_cores_fails_within_seconds_saying_why(workers, users):
+    too_many = (os.cpu_count() or 1) + 1
+    started = time.monotonic()
+    run = wait_for_run(runs.submit(users["owner"], toy(1, too_many)).id, timeout=30)
+    nr = run.nodes.get()
+    assert run.status == "failed" and time.monotonic() - started < 15
+    assert f"Process count per node is {too_many}, more than the {os.cpu_count()} CPU core(s) of worker" in nr.error
+    assert "Process count per node is" in (logs_of(run) / "70_mpi_log.txt").read_text()
+    assert not list(logs_of(run).glob("70_driver_log_*"))  # no process started
+
+
+def _listen(port):
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the port may be in TIME_WAIT from a job before
+        s.bind(("", port))
+        s.listen()
+    except OSError:
+        s.close()
+        raise
+    return s
+
+
+def test_a_port_in_use_at_the_master_is_skipped(workers, users):
+    taken = [_listen(p) for p in PORTS[:-1]]
+    try:
+        run = wait_for_run(runs.submit(users["owner"], toy(1, 2, steps=2)).id, timeout=90)
+    finally:
+        for s in taken:
+            s.close()
+    assert run.status == "completed", run.nodes.get().error
+    mpi = (logs_of(run) / "70_mpi_log.txt").read_text()
+    assert f"port {PORTS[0]} is in use" in mpi and "rendezvous (c10d) at " in mpi and f":{PORTS[-1]}," in mpi
+
+
+def test_every_port_in_use_at_the_master_fails_naming_the_ports(workers, users):
+    taken = [_listen(p) for p in PORTS]
+    try:
+        run = wait_for_run(runs.submit(users["owner"], toy(1, 2, steps=2)).id, timeout=30)
+    finally:
+        for s in taken:
+            s.close()
+    nr = run.nodes.get()
+    assert run.status == "failed"
+    assert f"the rendezvous ports {PORTS[0]}-{PORTS[-1]} are in use on worker" in nr.error and "DISTRIBUTED_PORTS" in nr.error
+
+
+# ---------------------------------------------------------------- failures, cancel, live logs
+
+
+def test_one_rank_raising_stops_every_rank_and_the_node_shows_its_traceback(workers, users):
+    run = runs.submit(users["owner"], toy(2, 1, steps=100000, step_seconds=0.05, fail_rank=1, fail_at_step=20))
+    run = wait_for_run(run.id, timeout=90)
+    nr = run.nodes.get()
+    assert run.status == "failed"
+    assert "Toy distributed: rank 1 (node " in nr.error and "failed (ToyFailure: rank 1 fails at step 20" in nr.error
+    assert "The last lines of 70_driver_log_1.txt:\nTraceback" in nr.error or "Traceback (most recent call last)" in nr.error
+    assert nr.error.rstrip().endswith("ToyFailure: rank 1 fails at step 20, as asked")
+    failed_at = nr.finished_at
+    rank1 = (logs_of(run) / "70_driver_log_1.txt")
+    assert (failed_at.timestamp() - rank1.stat().st_mtime) < 15  # the node failed within seconds of the rank
+    no_process_left(run)
+
+
+def test_cancelling_ends_every_process_on_every_worker_and_logs_are_live(workers, users, owner_client):
+    run = runs.submit(users["owner"], toy(2, 1, steps=100000, step_seconds=0.05))
+    url = f"/api/runs/{run.id}/nodes/toy/log?file=70_driver_log_1.txt"
+    deadline = time.monotonic() + 60
+    while "step 3:" not in (first := owner_client.get(url + "&offset=0").json()).get("text", ""):
+        assert time.monotonic() < deadline, first  # 404 until rank 1 has started
+        time.sleep(0.3)
+    assert first["status"] == "running"
+    time.sleep(1)
+    more = owner_client.get(f"{url}&offset={first['next_offset']}").json()
+    assert more["text"].startswith("step ") and more["offset"] == first["next_offset"]  # the tail goes on
+    assert leftover_processes(run)  # torchrun and its ranks are running
+
+    owner_client.post(f"/api/runs/{run.id}/cancel")
+    cancelled = time.monotonic()
+    run = wait_for_run(run.id, timeout=30)
+    assert run.status == "cancelled" and time.monotonic() - cancelled < 15
+    no_process_left(run)
+    assert all(x.status == "exited" for x in NodeLaunch.objects.filter(noderun__run=run))

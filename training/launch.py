@@ -1,0 +1,138 @@
+"""One node of a distributed job: PyTorch's own launcher (`torch.distributed.run`, c10d
+rendezvous) as a child process, its output copied into the launcher's log, and a clean stop.
+
+No torch import here: this runs in the Celery worker, and torch is loaded by the processes that
+torchrun starts. Every one of them runs under `training.rank`, which writes its output to its
+own driver log (`70_driver_log_<rank>.txt`). Who starts which node is decided on the Django side
+(designer/pipelines/gang.py).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MPI_LOG = "70_mpi_log.txt"
+# how long the processes of a node have to leave after SIGTERM before they are killed
+STOP_GRACE_SECONDS = 5.0
+
+
+def torchrun_command(module: str, argv: list[str], nnodes: int, nproc: int, endpoint: str, run_id: str,
+                     is_host: bool, local_addr: str = "", join_timeout: int = 60) -> list[str]:
+    """`python -m torch.distributed.run ... -m training.rank MODULE ARGV` for one node.
+
+    c10d rendezvous at `endpoint` (host:port of node 0, which hosts the store: is_host); no
+    restarts (a failed process fails the job); torchrun numbers the nodes as they join.
+    """
+    conf = f"is_host={'true' if is_host else 'false'},join_timeout={join_timeout}"
+    return [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(nnodes), "--nproc-per-node", str(nproc),
+            "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint, "--rdzv-id", run_id, "--rdzv-conf", conf,
+            "--max-restarts", "0", "--monitor-interval", "0.5", *(["--local-addr", local_addr] if local_addr else []),
+            "-m", "training.rank", module, *argv]
+
+
+def rank_environment(logs_dir: Path, state_dir: Path, worker: str, node_index: int, threads: int) -> dict[str, str]:
+    """What every process of a node inherits (on top of what torchrun sets)."""
+    return {"DESIGNER_RANK_LOG_DIR": str(logs_dir), "DESIGNER_RANK_STATE_DIR": str(state_dir),
+            "DESIGNER_WORKER": worker, "DESIGNER_NODE_INDEX": str(node_index), "OMP_NUM_THREADS": str(threads),
+            "PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # if the worker process is killed (machine lost, kill -9), torchrun goes with it
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class NodeProcess:
+    """torchrun for one node, in a process group of its own; its output, each line prefixed
+    with the node, appended to the launcher's log."""
+
+    def __init__(self, command: list[str], env: dict[str, str], mpi_log: Path, prefix: str):
+        self.mpi_log = Path(mpi_log)
+        self.mpi_log.parent.mkdir(parents=True, exist_ok=True)
+        self.prefix = prefix
+        self.proc = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        self.log(f"started torchrun (pid {self.proc.pid}): {' '.join(command)}")
+        self._copier = threading.Thread(target=self._copy, daemon=True, name=f"torchrun-log-{self.proc.pid}")
+        self._copier.start()
+
+    def log(self, text: str) -> None:
+        append_log(self.mpi_log, f"{self.prefix}: {text}")
+
+    def _copy(self) -> None:
+        with self.mpi_log.open("a", encoding="utf-8", buffering=1) as out:
+            for raw in self.proc.stdout:
+                out.write(f"{self.prefix}: {raw.decode(errors='replace').rstrip()}\n")
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def stop(self) -> int:
+        """End torchrun and every process it started; return its exit code. Idempotent."""
+        if self.proc.poll() is None:
+            # torchrun answers SIGTERM by terminating its processes (their own sessions), then exits
+            self._signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)  # its processes die with it (training.rank: PDEATHSIG)
+                self.proc.wait()
+            self.log(f"stopped (exit code {self.proc.returncode})")
+        self._copier.join(timeout=STOP_GRACE_SECONDS)
+        return self.proc.returncode
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def append_log(path: Path, text: str) -> None:
+    stamp = time.strftime("%H:%M:%S")
+    with Path(path).open("a", encoding="utf-8") as f:
+        for line in text.splitlines() or [""]:
+            f.write(f"{stamp} {line}\n")
+
+
+# ---------------------------------------------------------------- what the processes left behind
+
+
+def rank_states(state_dir: Path) -> dict[int, dict]:
+    """{rank: what training.rank wrote about it}: node index, worker, and when it failed."""
+    states = {}
+    for path in Path(state_dir).glob("rank-*.json"):
+        try:
+            states[int(path.stem.split("-", 1)[1])] = json.loads(path.read_text())
+        except (ValueError, OSError):
+            continue  # being written
+    return states
+
+
+def first_failure(state_dir: Path) -> tuple[int, dict] | None:
+    """The rank that failed first (the others usually fail because it did), or None."""
+    failed = [(s["failed_at"], rank, s) for rank, s in rank_states(state_dir).items() if s.get("failed_at")]
+    if not failed:
+        return None
+    _, rank, state = min(failed)
+    return rank, state
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        with Path(path).open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 64 * 1024))
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
