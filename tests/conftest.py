@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # one folder per test session: engineers (and CI's two passes) may run tests side by side
 (ROOT / "var").mkdir(exist_ok=True)
 TEST_DATA = Path(tempfile.mkdtemp(prefix="test-", dir=ROOT / "var"))
-atexit.register(shutil.rmtree, TEST_DATA, ignore_errors=True)
+if not os.environ.get("KEEP_TEST_DATA"):
+    atexit.register(shutil.rmtree, TEST_DATA, ignore_errors=True)
 os.environ.setdefault("DESIGNER_EXTRA_MODULES", "tests.toy_modules")
 os.environ.setdefault("DESIGNER_DATA_DIR", str(TEST_DATA))
 os.environ.setdefault("ARTIFACT_ROOT", str(TEST_DATA / "artifacts"))

@@ -1,6 +1,7 @@
 """A page follows a run over the websocket: stored events first, then live ones, from a worker
 process (polling the store in embedded mode, woken by Redis in production)."""
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 import time
 
 import pytest
@@ -25,7 +26,9 @@ def run_async(scenario):
         finally:
             await database_sync_to_async(connections.close_all)()
 
-    return asyncio.run(wrapped())
+    # in a thread of its own: a browser test's Playwright may keep an event loop on this one
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, wrapped()).result()
 
 
 def headers_for(user):
