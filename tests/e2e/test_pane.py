@@ -17,7 +17,7 @@ def select(page, nid):
 
 
 def test_the_pane_edits_parameters_and_marks_bad_values_with_the_servers_message(page, users):
-    doc = pipeline([n("src", "toy_source", value=3), n("add", "toy_add"), n("dist", "toy_distributed")],
+    doc = pipeline([n("src", "toy_source", value=3), n("add", "toy_add"), n("dist", "toy_pane_distributed")],
                    [link("src", "add"), link("add", "dist")])
     open_designer(page, users["owner"], doc)
     select(page, "src")

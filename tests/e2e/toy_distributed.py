@@ -3,8 +3,8 @@ from modules.base import Choice, ImageDirectory, Module, Port
 
 
 class ToyDistributed(Module):
-    kind = "toy_distributed"
-    label = "Toy distributed"
+    kind = "toy_pane_distributed"
+    label = "Toy distributed (pane)"
     category = "Tests"
     inputs = [Port("Input", ImageDirectory)]
     outputs = [Port("Out", ImageDirectory)]
