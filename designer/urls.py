@@ -30,6 +30,7 @@ urlpatterns = [
     path("api/", include(api_patterns)),
     path("", views.home, name="home"),
     path("pipelines/new", views.pipeline_new, name="pipeline_new"),
+    path("compute", views.compute, name="compute"),
     path("pipelines/import", views.pipeline_import, name="pipeline_import"),
     path("pipelines/<int:pk>/", views.designer, name="designer"),
     path("pipelines/<int:pk>/rename", views.pipeline_rename, name="pipeline_rename"),

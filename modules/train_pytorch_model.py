@@ -1,5 +1,7 @@
 import shutil
 
+import yaml
+
 from modules.base import (
     Float,
     ImageDirectory,
@@ -40,17 +42,19 @@ class TrainPyTorchModel(Module):
 
         # refuse wrong inputs here, by port name, before any torch work
         models.read_spec(untrained_model, self.label, "Untrained model", "UntrainedModelDirectory")
-        world = ctx.run_settings["node_count"] * ctx.run_settings["process_count_per_node"]
-        if world != 1:
-            from modules.base import ModuleError
-
-            raise ModuleError(f"{self.label}: Run settings ask for {world} processes; this version trains in one "
-                              f"process only (Node count 1, Process count per node 1)")
         out = ctx.output_dir("trained_model")
         work = ctx.node_dir / "work"
         argv = train.argv_for(untrained_model.path, training_dataset.path, validation_dataset.path, out, ctx.params,
                               work_dir=work)
-        info = train.main(train.get_args_parser().parse_args(argv), _ContextReporter(ctx))
+        if ctx.world_size == 1:
+            info = train.main(train.get_args_parser().parse_args(argv), _ContextReporter(ctx))
+        else:  # the same main(args) under torchrun in every process, started by the designer's workers
+            from designer.engine.executor import DistributedJob
+
+            metrics = out / "metrics.jsonl"  # rank 0 appends; relayed as this node's metrics while it runs
+            ctx.launch_distributed(DistributedJob("training.train", argv, metrics_file=metrics, gpu_argv=["--device", "cuda"]))
+            metrics.unlink(missing_ok=True)
+            info = yaml.safe_load((out / models.SPEC_FILE).read_text())
         shutil.rmtree(work, ignore_errors=True)  # the checkpoint only serves an interrupted run
         ctx.set_meta("trained_model", model_name=info.get("model_name"), classes=info["classes"],
                      best_epoch=info["best_epoch"], validation_loss=info["validation_loss"],

@@ -303,15 +303,6 @@ def node_file_download(request, pk, node_id, area, path):
 
 @api("GET")
 def compute(request):
-    from django.conf import settings
-    from django.utils import timezone
+    from designer.pipelines.compute import workers
 
-    from designer.pipelines.models import Worker
-
-    now = timezone.now()
-    busy = {w.split(":", 1)[-1] for w in NodeRun.objects.filter(status="running").values_list("worker", flat=True)}
-    return JsonResponse({"workers": [
-        {"hostname": w.hostname, "cpus": w.cpus, "gpus": w.gpus, "concurrency": w.concurrency,
-         "last_seen": w.last_seen.isoformat(), "alive": (now - w.last_seen).total_seconds() < settings.LOST_AFTER_SECONDS,
-         "busy": w.hostname in busy}
-        for w in Worker.objects.order_by("hostname")]})
+    return JsonResponse({"workers": workers()})

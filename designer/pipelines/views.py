@@ -193,3 +193,15 @@ def node_image(request, pk, node_id, port, index):
     if not path:
         raise Http404("no such image")
     return FileResponse(path.open("rb"), content_type=mimetypes.guess_type(path.name)[0] or "application/octet-stream")
+
+
+# ---------------------------------------------------------------- compute
+
+
+@login_required
+@require_GET
+def compute(request):
+    """The workers (one worker = one node of a distributed job); htmx refreshes the table."""
+    from designer.pipelines.compute import workers
+
+    return render(request, "pipelines/compute.html", {"workers": workers()})
