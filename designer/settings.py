@@ -133,9 +133,9 @@ def env_ports(name: str, default: str) -> list[int]:
 
 
 # distributed training (designer/pipelines/gang.py): the address other workers reach this worker
-# at (its fully qualified name by default), the rendezvous port(s) tried at the node-0 worker, and
+# at (its host name by default), the rendezvous port(s) tried at the node-0 worker, and
 # how long the other workers of a job have to start their part before the node fails
-WORKER_ADDRESS = env_str("WORKER_ADDRESS", "") or socket.getfqdn()
+WORKER_ADDRESS = env_str("WORKER_ADDRESS", "") or socket.gethostname()
 DISTRIBUTED_PORTS = env_ports("DISTRIBUTED_PORTS", "0")
 DISTRIBUTED_START_SECONDS = env_float("DISTRIBUTED_START_SECONDS", 30.0, minimum=1)
 

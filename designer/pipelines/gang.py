@@ -98,7 +98,7 @@ class _Gang:
 
     def _reserve(self) -> list[_Node]:
         mine = Worker.objects.filter(hostname=self.me).first()
-        me = _Node(self.me, mine.address if mine else socket.getfqdn(), mine.cpus if mine else os.cpu_count() or 1,
+        me = _Node(self.me, mine.address if mine else settings.WORKER_ADDRESS, mine.cpus if mine else os.cpu_count() or 1,
                    mine.gpus if mine else 0)
         if self.p > me.units:
             raise DistributedLaunchError(
