@@ -25,7 +25,7 @@ os.environ.setdefault("DESIGNER_EXTRA_MODULES", "tests.toy_modules")
 os.environ.setdefault("DESIGNER_DATA_DIR", str(TEST_DATA))
 os.environ.setdefault("ARTIFACT_ROOT", str(TEST_DATA / "artifacts"))
 os.environ.setdefault("HEARTBEAT_SECONDS", "0.5")
-os.environ.setdefault("LOST_AFTER_SECONDS", "4")
+os.environ.setdefault("LOST_AFTER_SECONDS", "8")  # generous: CI machines are busy
 os.environ["DJANGO_SETTINGS_MODULE"] = "designer.settings"
 
 from django.conf import settings  # noqa: E402
