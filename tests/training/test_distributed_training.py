@@ -1,0 +1,108 @@
+"""Train PyTorch Model with Node count x Process count per node, through the designer on two
+real Celery workers: the digits example (scikit-learn's digits, 32x32, ResNet-18 from scratch).
+
+2 x 1 (one process on each worker) reaches the accuracy of one process with the same global batch
+size (within 2 points, after the same number of epochs; a quarter of the images held out for
+validation, so that one image is a fifth of a point); 1 x 2 runs end to end. Both write a driver
+log per rank.
+"""
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import call_command
+
+from designer.pipelines import runs
+from designer.pipelines.models import NodeLaunch
+from tests.conftest import ROOT, wait_for_run
+from tests.imagesets import digits_folder
+from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
+
+EPOCHS = 6
+GLOBAL_BATCH = 32
+TRAIN = {"epochs": EPOCHS, "warmup_step_number": 20, "learning_rate": 0.05, "random_seed": 1, "patience": EPOCHS,
+         "print_frequency": 10}
+
+
+def digits_pipeline(dataset_id: int, nodes: int, processes: int, **train) -> dict:
+    """examples/digits.json up to Train PyTorch Model, with these run settings."""
+    doc = json.loads((ROOT / "examples" / "digits.json").read_text())
+    doc["nodes"] = [n for n in doc["nodes"] if n["id"] not in ("score", "evaluate")]
+    doc["links"] = [x for x in doc["links"] if x["to"]["node"] not in ("score", "evaluate")]
+    for n in doc["nodes"]:
+        if n["id"] == "dataset":
+            n["parameters"]["dataset"] = dataset_id
+        if n["id"] == "split":
+            n["parameters"]["fraction"] = 0.75
+        if n["id"] == "train":
+            n["parameters"].update({**TRAIN, "batch_size": GLOBAL_BATCH // (nodes * processes), **train})
+            n["run_settings"] = {"node_count": nodes, "process_count_per_node": processes}
+    return doc
+
+
+@pytest.fixture
+def digits(users, tmp_path):
+    out = io.StringIO()
+    call_command("add_dataset", str(digits_folder(tmp_path / "digits")), owner=users["owner"].username, stdout=out)
+    return int(out.getvalue())
+
+
+def trained(run) -> tuple[dict, Path]:
+    nr = run.nodes.get(node_id="train")
+    assert run.status == "completed", nr.error
+    out = Path(nr.outputs["trained_model"])
+    return yaml.safe_load((out / "model.yaml").read_text()), Path(nr.outputs["trained_model"]).parent / "logs"
+
+
+def one_process_baseline(run, out: Path) -> dict:
+    """The same training code, data, model and global batch size, in one process."""
+    nodes = {n.node_id: n for n in run.nodes.all()}
+    argv = ["--model-dir", nodes["resnet"].outputs["untrained_model"],
+            "--train-dir", nodes["apply_train"].outputs["transformed_image_directory"],
+            "--val-dir", nodes["apply_val"].outputs["transformed_image_directory"], "--output-dir", str(out),
+            "--epochs", str(EPOCHS), "--batch-size", str(GLOBAL_BATCH), "--warmup-steps", "20", "--lr", "0.05",
+            "--seed", "1", "--patience", str(EPOCHS), "--print-freq", "0"]
+    env = {**os.environ, "OMP_NUM_THREADS": str(os.cpu_count() or 1), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "training.train", *argv], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    print(done.stdout)
+    return yaml.safe_load((out / "model.yaml").read_text())
+
+
+def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, digits, tmp_path):  # noqa: F811
+    run = wait_for_run(runs.submit(users["owner"], digits_pipeline(digits, 2, 1)).id, timeout=400)
+    model, logs = trained(run)
+    nr = run.nodes.get(node_id="train")
+    assert len({x.worker for x in NodeLaunch.objects.filter(noderun=nr)}) == 2
+    for rank in (0, 1):
+        text = (logs / f"70_driver_log_{rank}.txt").read_text()
+        assert f"rank {rank} of 2" in text
+    rank0 = (logs / "70_driver_log_0.txt").read_text()
+    assert "2 process(es)" in rank0 and f"Epoch {EPOCHS}:" in rank0 and "Epoch" not in (logs / "70_driver_log_1.txt").read_text()
+    top1 = [e.data for e in run.events.filter(node_id="train", type="metric") if e.data["name"] == "validation_top1_accuracy"]
+    assert [m["step"] for m in top1] == list(range(1, model["epochs_run"] + 1))  # relayed from rank 0, once each
+    one = one_process_baseline(run, tmp_path / "one")
+    two_last, one_last = model["history"][-1]["validation_top1_accuracy"], one["history"][-1]["validation_top1_accuracy"]
+    print(f"validation top-1 after {EPOCHS} epochs: 2 processes {100 * two_last:.2f}%, 1 process {100 * one_last:.2f}% "
+          f"(kept: {100 * model['validation_top1_accuracy']:.2f}% at epoch {model['best_epoch']}, "
+          f"{100 * one['validation_top1_accuracy']:.2f}% at epoch {one['best_epoch']})")
+    assert model["epochs_run"] == one["epochs_run"] == EPOCHS
+    assert abs(two_last - one_last) <= 0.02
+    no_process_left(run)
+
+
+def test_one_node_of_two_processes_trains_end_to_end(workers, users, digits):  # noqa: F811
+    run = wait_for_run(runs.submit(users["owner"], digits_pipeline(digits, 1, 2, epochs=1)).id, timeout=300)
+    model, logs = trained(run)
+    assert model["epochs_run"] == 1 and (logs.parent / "trained_model" / "model.pt").is_file()
+    assert not (logs.parent / "trained_model" / "metrics.jsonl").exists()
+    assert {p.name for p in logs.iterdir()} >= {"70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"}
+    no_process_left(run)
