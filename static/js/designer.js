@@ -606,7 +606,20 @@
 
   // ------------------------------------------------------------------ problems
 
+  // Marking a port draws all its node's ports again; a link being dragged onto one of them then
+  // vanishes on release (seen when an autosave answer lands mid-drag). So while a mouse button is
+  // down on the canvas, the marks wait, and are drawn once it is released.
+  let pointerDown = false;
+  container.addEventListener('mousedown', () => { pointerDown = true; }, true);
+  window.addEventListener('mouseup', () => { // capture: X6 may stop the event before it bubbles up
+    if (!pointerDown) return;
+    pointerDown = false;
+    if (state.paintPending) setTimeout(paintProblems, 0); // after X6 has handled the release
+  }, true);
+
   function paintProblems() {
+    if (pointerDown) { state.paintPending = true; return; }
+    state.paintPending = false;
     const byNode = new Map();
     const ports = new Map();
     const badLinks = new Set();
