@@ -807,8 +807,11 @@
   }
 
   async function submit() {
+    // aria-disabled, not disabled: a disabled button loses the focus, and a keyboard user who
+    // pressed Enter on Submit would be sent back to the top of the page
     const btn = $('#submit');
-    btn.disabled = true;
+    if (btn.getAttribute('aria-disabled') === 'true') return;
+    btn.setAttribute('aria-disabled', 'true');
     try {
       clearTimeout(state.saveTimer);
       if (state.dirty || state.saving) await save();
@@ -827,7 +830,7 @@
       await viewRun(r.data.id, r.data);
       listRuns();
     } finally {
-      btn.disabled = false;
+      btn.removeAttribute('aria-disabled');
     }
   }
   $('#submit').addEventListener('click', submit);
