@@ -835,6 +835,17 @@
   }
   $('#submit').addEventListener('click', submit);
 
+  // the link downloads the stored draft: save the last edits first, or the file would miss them
+  const exportLink = $('#export');
+  exportLink.addEventListener('click', async (e) => {
+    if (!state.dirty && !state.saving) return;
+    e.preventDefault();
+    clearTimeout(state.saveTimer);
+    const ok = await (state.dirty ? save() : state.savePromise);
+    if (ok && !state.dirty) exportLink.click();
+    else if (!state.conflict) banner('Not exported: the latest edits could not be saved.');
+  });
+
   $('#cancel-run').addEventListener('click', async () => {
     if (!state.run) return;
     const r = await api('POST', `/api/runs/${state.run.id}/cancel`);
