@@ -19,10 +19,22 @@ def port(page, nid, port_id):
     return page.locator(f'#canvas g[data-cell-id="{nid}"] [port="{port_id}"]')
 
 
-def centre(locator):
-    locator.scroll_into_view_if_needed()
-    box = locator.bounding_box()
-    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+def centre(locator, attempts=5):
+    """The centre of an element on screen. A node's ports are drawn again when the answer of an
+    autosave changes their problem marks, so the element found may be replaced while measured: look again."""
+    from playwright.sync_api import Error
+
+    for attempt in range(attempts):
+        try:
+            locator.scroll_into_view_if_needed()
+            box = locator.bounding_box()
+        except Error as e:
+            if "not attached" not in str(e) or attempt == attempts - 1:
+                raise
+            continue
+        if box:
+            return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    raise AssertionError(f"{locator} has no box on screen")
 
 
 def drag(page, src, dst_xy, steps=12):
