@@ -105,7 +105,7 @@ class ConvertToImageDirectory(Module):
                                           "(parameter 'Maximum expanded size (MB)')")
             try:
                 payload, suffix = to_rgb_file(data)
-            except Exception as e:  # noqa: BLE001 - Pillow raises many kinds for a broken file
+            except Exception as e:
                 skipped.append({"path": entry.name, "reason": f"{type(e).__name__}: {e}"})
                 continue
             folder = folders.setdefault(label, _folder_name(label, folders.values()))
@@ -163,7 +163,7 @@ def open_entries(source: Path, module_label: str):
         raise InvalidDatasetError(f"{module_label}: {source.name}: unsupported file type "
                                   f"{_suffix(source.name) or '(no extension)'}; expected {SUPPORTED}")
     try:
-        archive = zipfile.ZipFile(source) if name.endswith(ZIP_SUFFIXES) else tarfile.open(source, "r:*")  # noqa: SIM115 - closed below
+        archive = zipfile.ZipFile(source) if name.endswith(ZIP_SUFFIXES) else tarfile.open(source, "r:*")
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as e:
         raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
     with archive:

@@ -1,8 +1,8 @@
 """A page follows a run over the websocket: stored events first, then live ones, from a worker
 process (polling the store in embedded mode, woken by Redis in production)."""
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from channels.db import database_sync_to_async
