@@ -105,7 +105,7 @@ class ConvertToImageDirectory(Module):
                                           "(parameter 'Maximum expanded size (MB)')")
             try:
                 payload, suffix = to_rgb_file(data)
-            except Exception as e:
+            except Exception as e:  # Pillow raises many kinds of error for a broken file
                 skipped.append({"path": entry.name, "reason": f"{type(e).__name__}: {e}"})
                 continue
             folder = folders.setdefault(label, _folder_name(label, folders.values()))
@@ -163,7 +163,7 @@ def open_entries(source: Path, module_label: str):
         raise InvalidDatasetError(f"{module_label}: {source.name}: unsupported file type "
                                   f"{_suffix(source.name) or '(no extension)'}; expected {SUPPORTED}")
     try:
-        archive = zipfile.ZipFile(source) if name.endswith(ZIP_SUFFIXES) else tarfile.open(source, "r:*")
+        archive = zipfile.ZipFile(source) if name.endswith(ZIP_SUFFIXES) else tarfile.open(source, "r:*")  # closed below
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as e:
         raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
     with archive:
