@@ -42,9 +42,13 @@ test: deps chromium
 	$(PY) -m pytest
 	$(PROD_ENV) $(PY) -m pytest -m production
 
-bench: deps
+# every benchmark, one after the other: each prints its figures and ratios against its target
+bench: deps chromium
 	$(PY) bench/engine.py
 	$(PROD_ENV) $(PY) bench/engine.py
+	$(PY) bench/train.py
+	$(PY) bench/distributed.py
+	$(PY) bench/canvas.py
 
 lint: deps
 	.venv/bin/ruff check .
