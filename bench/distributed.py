@@ -1,7 +1,7 @@
 """Distributed training: the same 2-process training run through the designer and through a plain
 torchrun of the same training code, in one run.
 
-    .venv/bin/python bench/distributed.py          # LAYOUT=1x2 (or 2x1) EPOCHS=2 ROUNDS=2 BATCH=16
+    .venv/bin/python bench/distributed.py          # LAYOUT=1x2 (or 2x1) EPOCHS=2 ROUNDS=2 BATCH=16 OMP_WAIT_POLICY=PASSIVE
 
 Both sides train resnet18 (from scratch, same seed) on the same images (scikit-learn's digits at
 32x32, the split of examples/digits.json), BATCH images per process, with the same threads per
@@ -36,6 +36,10 @@ NODES, PROCESSES = (int(x) for x in LAYOUT.split("x"))
 EPOCHS = int(os.environ.get("EPOCHS", "2"))
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
 BATCH = int(os.environ.get("BATCH", "16"))
+# the same OpenMP wait policy on both sides (the workers, hence their torchrun ranks, inherit it
+# from this process, as the plain torchrun does): PASSIVE, so that threads waiting for work do not
+# spin on a machine whose cores are shared
+OMP_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
 TARGET = 0.95
 FIRST_STEP = "Epoch: [1] [1/"  # train.py's first step line (print frequency 1)
 
@@ -43,7 +47,8 @@ FIRST_STEP = "Epoch: [1] [1/"  # train.py's first step line (print frequency 1)
 def main() -> int:
     data = Path(tempfile.mkdtemp(prefix="bench-distributed-", dir=ROOT / "var"))
     os.environ.update({"DESIGNER_DATA_DIR": str(data), "ARTIFACT_ROOT": str(data / "artifacts"),
-                       "DJANGO_SETTINGS_MODULE": "designer.settings", "HEARTBEAT_SECONDS": "0.5"})
+                       "DJANGO_SETTINGS_MODULE": "designer.settings", "HEARTBEAT_SECONDS": "0.5",
+                       "OMP_WAIT_POLICY": OMP_WAIT_POLICY})
     import django
 
     django.setup()
@@ -74,7 +79,8 @@ def _measure(data: Path) -> int:
     dataset = _add_dataset(digits_folder(data / "digits"), user)
     threads = max(1, Worker.objects.first().cpus // PROCESSES)
     print(f"resnet18 from scratch, digits 32x32, {LAYOUT} (node count x process count per node), batch {BATCH} per "
-          f"process, {EPOCHS} epoch(s), {threads} thread(s) per process, {ROUNDS} round(s) each")
+          f"process, {EPOCHS} epoch(s), {threads} thread(s) per process, OMP_WAIT_POLICY={OMP_WAIT_POLICY} on both sides, "
+          f"{ROUNDS} round(s) each")
     prepared = _wait(runs.submit(user, _pipeline(dataset, train=False)).id)  # the inputs, reused by every round
     results = {"designer": [], "plain": []}
     for r in range(ROUNDS):
@@ -168,7 +174,7 @@ def _plain_round(prepared, out: Path, threads: int) -> dict:
                     nodes["apply_val"].outputs["transformed_image_directory"], out, train)
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(NODES * PROCESSES),
                "-m", "training.train", *argv]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": "PASSIVE", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}  # OMP_WAIT_POLICY: set in main()
     started = time.monotonic()
     first = None
     with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
