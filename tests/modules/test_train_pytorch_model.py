@@ -155,3 +155,89 @@ def test_a_last_batch_of_one_image_is_left_out(tmp_path, inputs):
     """60 images in batches of 59: the 60th alone would break BatchNorm."""
     out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 1, "batch_size": 59}, **inputs)
     assert out["trained_model"].meta["best_epoch"] == 1
+
+
+@pytest.mark.parametrize("param", ["epochs", "batch_size", "learning_rate", "patience"])
+def test_a_parameter_of_zero_is_refused_naming_it(tmp_path, inputs, param):
+    label = TrainPyTorchModel.param(param).label
+    with pytest.raises(NotInRangeValueError, match=rf"Train PyTorch Model: parameter '{label}': 0(\.0)? is out of range"):
+        run(TrainPyTorchModel, tmp_path / "n", {**FAST, param: 0}, **inputs)
+    assert not (tmp_path / "n" / "trained_model" / models.TRAINED_STATE).exists()
+
+
+def _scripted_validation(monkeypatch, losses: list[float]) -> list[dict]:
+    """Make training.train.evaluate (training runs in this process) report `losses`, one per epoch,
+    and return the list it fills with a copy of the model's weights at each epoch's validation."""
+    states = []
+
+    def scripted(model, criterion, data_loader, device, num_classes):
+        states.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        return {"validation_loss": losses[len(states) - 1], "validation_top1_accuracy": 0.1 * len(states)}
+
+    monkeypatch.setattr("training.train.evaluate", scripted)
+    return states
+
+
+def test_the_weights_kept_are_those_of_the_best_epoch_not_the_last(tmp_path, inputs, monkeypatch):
+    states = _scripted_validation(monkeypatch, [1.0, 0.5, 0.9])
+    out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 3, "patience": 3}, **inputs)
+    assert len(states) == 3
+    kept = torch.load(out["trained_model"].path / models.TRAINED_STATE, weights_only=True)
+    assert kept.keys() == states[1].keys()
+    assert all(torch.equal(kept[k], states[1][k]) for k in kept)
+    assert not all(torch.equal(kept[k], states[2][k]) for k in kept)  # the last epoch moved on
+    spec = yaml.safe_load((out["trained_model"].path / models.SPEC_FILE).read_text())
+    assert spec["best_epoch"] == 2 and spec["epochs_run"] == 3
+    assert spec["validation_loss"] == 0.5 and spec["validation_top1_accuracy"] == pytest.approx(0.2)
+    assert out["trained_model"].meta["best_epoch"] == 2
+    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    assert "kept the weights of epoch 2 (validation loss 0.5000" in log
+
+
+def test_early_stopping_ends_the_run_after_patience_epochs_without_improvement(tmp_path, inputs, monkeypatch):
+    states = _scripted_validation(monkeypatch, [1.0, 1.1, 1.2, 1.3, 1.4])
+    out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 5, "patience": 2}, **inputs)
+    assert len(states) == 3
+    assert sorted({step for name, _, step in metrics(events) if name == "training_loss"}) == [1, 2, 3]
+    spec = yaml.safe_load((out["trained_model"].path / models.SPEC_FILE).read_text())
+    assert spec["epochs_run"] == 3 and spec["best_epoch"] == 1 and len(spec["history"]) == 3
+    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    assert "early stopping: the validation loss has not improved for 2 epoch(s) (best 1.0000 at epoch 1)" in log
+    assert "Epoch 4:" not in log
+
+
+def test_it_uses_sgd_with_nesterov_momentum_and_weight_decay_and_warms_up_per_step(tmp_path, inputs, monkeypatch):
+    built = []
+
+    class RecordingSGD(torch.optim.SGD):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.step_lrs = []
+            built.append(self)
+
+        def step(self, closure=None):
+            self.step_lrs.append(self.param_groups[0]["lr"])
+            return super().step(closure)
+
+    monkeypatch.setattr(torch.optim, "SGD", RecordingSGD)
+    lr = 0.05
+    # 60 images in batches of 16: 4 steps per epoch, 8 in all; a warm-up over 10 steps outlasts both epochs
+    _, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "learning_rate": lr, "warmup_step_number": 10},
+                    **inputs)
+    assert len(built) == 1
+    optimizer = built[0]
+    group = optimizer.param_groups[0]
+    assert group["momentum"] == 0.9 and group["nesterov"] is True and group["weight_decay"] == 1e-4
+    assert optimizer.defaults["lr"] == lr
+    assert optimizer.step_lrs == pytest.approx([lr * s / 10 for s in range(1, 9)])
+    reported = [value for name, value, _ in metrics(events) if name == "learning_rate"]
+    assert reported[0] < lr and reported == pytest.approx([lr * 5 / 10, lr * 9 / 10])
+
+
+def test_another_random_seed_gives_other_metrics(tmp_path, inputs):
+    def figures(seed):
+        _, events = run(TrainPyTorchModel, tmp_path / str(seed), {**FAST, "epochs": 1, "random_seed": seed}, **inputs)
+        return {name: value for name, value, _ in metrics(events) if name != "training_images_per_second"}
+
+    one, two = figures(1), figures(2)
+    assert one["training_loss"] != two["training_loss"] and one["validation_loss"] != two["validation_loss"]
