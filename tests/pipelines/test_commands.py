@@ -1,14 +1,16 @@
 """Headless use: run_pipeline, export_pipeline, import_pipeline, as a user types them."""
 import json
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from designer.pipelines.models import Pipeline, Run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, worker_database_url
 from tests.pipes import chain, two_branches
 
 pytestmark = pytest.mark.django_db
@@ -37,6 +39,9 @@ def test_run_pipeline_prints_each_status_and_succeeds(tmp_path):
     code, out, _ = run_command("run_pipeline", write(tmp_path, chain(3)), "--inline")
     assert code == 0, out
     assert "n2 (toy_add): completed" in out and out.strip().endswith("completed")
+    lines = [(0, line) for line in out.splitlines()]
+    assert [steps_of(lines, f"n{i} ({kind})") for i, kind in enumerate(["toy_source", "toy_add", "toy_add"])] == \
+        [["queued", "running", "completed"]] * 3
     assert Run.objects.get().owner.username == "admin"
 
 
@@ -45,6 +50,57 @@ def test_run_pipeline_exits_non_zero_with_the_failing_nodes_error(tmp_path):
     assert code == 1
     assert "node left (toy_add) failed:\nModuleError: asked to fail" in err
     assert "left2 (toy_add): not_run" in out and "right (toy_add): completed" in out
+
+
+def run_on_workers(path, timeout=120):
+    """`manage.py run_pipeline FILE` as a user types it (no --inline): each stdout line with the
+    time it arrived, the exit code and stderr."""
+    env = {**os.environ, "DATABASE_URL": worker_database_url(), "PYTHONUNBUFFERED": "1"}
+    with subprocess.Popen([sys.executable, "manage.py", "run_pipeline", path, "--timeout", str(timeout)], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        lines = [(time.monotonic(), line.rstrip("\n")) for line in proc.stdout]
+        err = proc.stderr.read()
+        return proc.wait(30), lines, err
+
+
+def steps_of(lines, node_label):
+    """['queued', 'running', ...]: the statuses printed for one node, in the order printed, after
+    "pending" (printed only if the command looked before the node's inputs were ready)."""
+    steps = [text.rsplit(": ", 1)[1] for _, text in lines if f" {node_label}: " in text]
+    return steps[1:] if steps[:1] == ["pending"] else steps
+
+
+@pytest.mark.production
+@pytest.mark.django_db(transaction=True)
+def test_run_pipeline_on_the_workers_prints_each_status_change_as_it_happens(tmp_path, start_worker):
+    start_worker("headless")
+    code, lines, err = run_on_workers(write(tmp_path, chain(3, sleep=1.0)))
+    text = "\n".join(t for _, t in lines)
+    assert code == 0, text + err
+    assert steps_of(lines, "n0 (toy_source)") == ["queued", "running", "completed"], text
+    for n in ("n1", "n2"):
+        assert steps_of(lines, f"{n} (toy_add)") == ["queued", "running", "completed"], text
+    run = Run.objects.get()
+    assert lines[-1][1] == f"run {run.id} completed" and run.status == "completed"
+    assert ":headless@" in run.nodes.get(node_id="n2").worker
+    # printed while the run went on, not at the end: n0 finished about 2 s (n1 and n2) before the run
+    n0_done = next(at for at, t in lines if t.endswith("n0 (toy_source): completed"))
+    n2_running = next(at for at, t in lines if t.endswith("n2 (toy_add): running"))
+    assert lines[-1][0] - n0_done > 1.2 and lines[-1][0] - n2_running > 0.5, text
+
+
+@pytest.mark.production
+@pytest.mark.django_db(transaction=True)
+def test_run_pipeline_on_the_workers_exits_non_zero_with_the_failing_nodes_error(tmp_path, start_worker):
+    start_worker("headless")
+    code, lines, err = run_on_workers(write(tmp_path, two_branches(fail_left=True)))
+    text = "\n".join(t for _, t in lines)
+    assert code == 1, text + err
+    assert "node left (toy_add) failed:\nModuleError: asked to fail (parameter Fail is on)" in err
+    assert steps_of(lines, "left (toy_add)") == ["queued", "running", "failed"], text
+    assert steps_of(lines, "left2 (toy_add)") == ["not_run"], text
+    assert steps_of(lines, "right (toy_add)")[-1] == "completed", text
+    assert lines[-1][1].endswith(" failed") and Run.objects.get().status == "failed"
 
 
 def test_set_overrides_a_parameter_and_regenerate_ignores_earlier_outputs(tmp_path):

@@ -2,10 +2,12 @@
 import json
 import sys
 import time
+from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError
 
 from designer.engine import graph
+from designer.engine import scheduler as s
 from designer.pipelines import runs
 from designer.pipelines.management.commands._common import owner, problems_text, read_pipeline_file
 from designer.pipelines.models import Run
@@ -51,9 +53,9 @@ class Command(BaseCommand):
         while True:
             run.refresh_from_db()
             for nr in run.nodes.all():
-                if seen.get(nr.node_id) != nr.status:
-                    seen[nr.node_id] = nr.status
-                    self.stdout.write(f"{time.strftime('%H:%M:%S')} {nr.node_id} ({nr.kind}): {nr.status}")
+                for status, at in steps_since(nr, seen.get(nr.node_id)):
+                    self.stdout.write(f"{at:%H:%M:%S} {nr.node_id} ({nr.kind}): {status}")
+                seen[nr.node_id] = nr.status
             if run.finished:
                 return run
             message = runs.waiting_message(run)
@@ -66,6 +68,26 @@ class Command(BaseCommand):
                 raise CommandError(f"run {run.id} did not finish within {timeout:g} s: cancelled", returncode=1)
             sys.stdout.flush()
             time.sleep(0.1)
+
+
+def steps_since(nr, printed: str | None) -> list[tuple[str, datetime]]:
+    """The statuses `nr` went through since the one last printed, each with its time.
+
+    A node on a fast worker can be queued, run and finish between two looks at the database:
+    its timestamps tell which steps it took, so that none is left out of the output."""
+    if printed == nr.status:
+        return []
+    now = datetime.now().astimezone()
+    steps = [(s.PENDING, now)]
+    if nr.status != s.REUSED:  # a reused node did no work: it goes from pending to reused
+        steps += [(status, at.astimezone()) for status, at in ((s.QUEUED, nr.queued_at), (s.RUNNING, nr.started_at)) if at]
+    if nr.status not in (status for status, _ in steps):
+        steps.append((nr.status, nr.finished_at.astimezone() if nr.finished_at else now))
+    names = [status for status, _ in steps]
+    if printed in names:
+        return steps[names.index(printed) + 1:]
+    # first look: from where it is now back to its first step after pending
+    return steps[1:] if nr.status != s.PENDING else steps
 
 
 def apply_override(doc: dict, item: str) -> None:
