@@ -130,3 +130,38 @@ def test_onnx_export_matches_pytorch_on_the_validation_images(tmp_path, trained)
         expected = model(images).numpy()
     assert got.shape == (20, 10)
     assert np.abs(got - expected).max() < 1e-4
+
+
+def test_two_different_scored_datasets_are_evaluated_side_by_side_with_known_figures(tmp_path):
+    classes = ["a", "b", "c"]
+    left = _scored_table(tmp_path / "l", classes, ["a", "a", "a", "b", "b", "c"], ["a", "a", "b", "b", "c", "c"])
+    right = _scored_table(tmp_path / "r", classes, ["a", "b", "c", "c"], ["a", "a", "c", "c"])
+    out, _ = run(EvaluateModel, tmp_path / "e", scored_dataset=left, scored_dataset_to_compare=right)
+    results = json.loads((out["evaluation_results"].path / "evaluation.json").read_text())
+    assert results["left"] != results["right"]
+    assert out["evaluation_results"].meta["accuracy"] == {"left": pytest.approx(4 / 6), "right": 0.75}
+
+    overall = results["left"]["overall"]
+    assert overall["accuracy"] == pytest.approx(4 / 6)
+    assert overall["micro_precision"] == pytest.approx(4 / 6) and overall["micro_recall"] == pytest.approx(4 / 6)
+    assert overall["macro_precision"] == pytest.approx((1 + 1 / 2 + 1 / 2) / 3)
+    assert overall["macro_recall"] == pytest.approx((2 / 3 + 1 / 2 + 1) / 3)
+    per_class = {row["class"]: row for row in results["left"]["per_class"]}
+    assert {c: (r["precision"], r["recall"], r["support"]) for c, r in per_class.items()} == {
+        "a": (1.0, pytest.approx(2 / 3), 3), "b": (0.5, 0.5, 2), "c": (0.5, 1.0, 1)}
+    assert results["left"]["confusion_matrix"] == [[2, 1, 0], [0, 1, 1], [0, 0, 1]]  # rows: truth, columns: predicted
+
+    overall = results["right"]["overall"]
+    assert overall["accuracy"] == 0.75 and overall["micro_precision"] == 0.75 and overall["micro_recall"] == 0.75
+    assert overall["macro_precision"] == pytest.approx((1 / 2 + 0 + 1) / 3)  # b is never predicted: 0
+    assert overall["macro_recall"] == pytest.approx((1 + 0 + 1) / 3)
+    assert [(r["class"], r["support"]) for r in results["right"]["per_class"]] == [("a", 1), ("b", 1), ("c", 2)]
+    assert results["right"]["confusion_matrix"] == [[1, 0, 0], [1, 0, 0], [0, 0, 2]]
+    matrix = pd.read_csv(out["evaluation_results"].path / "confusion_matrix_right.csv", index_col=0)
+    assert matrix.loc["b", "a"] == 1 and list(matrix.columns) == classes
+
+
+def test_score_refuses_a_dataset_that_is_not_an_image_directory(tmp_path, trained):
+    model, _ = trained
+    with pytest.raises(InvalidDatasetError, match="Score Image Model: the Dataset must be an ImageDirectory, got ModelDirectory"):
+        run(ScoreImageModel, tmp_path / "s", trained_model=model, dataset=model)
