@@ -52,7 +52,12 @@ def test_every_step_of_the_reference_can_be_switched_on_and_runs_on_torchvision(
                    "random_horizontal_flip", "random_vertical_flip", "random_rotation", "random_affine",
                    "random_grayscale", "random_perspective", "random_erasing"]
     image = Image.new("RGB", (30, 24), (200, 100, 50))
-    tensor = T.build_transform(recipe, "For training")(image)
+    training = T.build_transform(recipe, "For training")
+    assert [type(t).__name__ for t in training.transforms] == [
+        "ToImage", "RGB", "Resize", "CenterCrop", "Pad", "ColorJitter", "Grayscale", "RandomResizedCrop", "RandomCrop",
+        "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine", "RandomGrayscale",
+        "RandomPerspective", "ToDtype", "RandomErasing"]  # erasing works on float tensors: after ToDtype
+    tensor = training(image)
     assert tuple(tensor.shape) == (3, 12, 12) and str(tensor.dtype) == "torch.float32"
     assert float(tensor.min()) >= 0 and float(tensor.max()) <= 1
     inference = T.build_transform(recipe, "For inference")

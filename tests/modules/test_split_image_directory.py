@@ -4,7 +4,9 @@ import pytest
 import yaml
 
 from modules.base import InvalidDatasetError, NotInRangeValueError
+from modules.convert_to_image_directory import ConvertToImageDirectory
 from modules.split_image_directory import SplitImageDirectory
+from tests.imagesets import digits_folder
 from tests.modules.runner import run_module
 
 
@@ -57,3 +59,14 @@ def test_it_refuses_fewer_than_two_images(tmp_path, digits_imagedir):
 def test_both_outputs_get_an_image_even_when_rounding_would_empty_one(tmp_path, digits_imagedir):
     first, second = split(tmp_path, digits_imagedir, fraction=0.01)
     assert len(rows(first)) == 1 and len(rows(second)) == 49
+
+
+def test_by_default_nine_tenths_of_each_class_go_to_the_first_output(tmp_path):
+    assert SplitImageDirectory.param("fraction").default == 0.9
+    folder = digits_folder(tmp_path / "folder", per_class=50, size=8)
+    imagedir = run_module(ConvertToImageDirectory, tmp_path / "convert", input_dataset=folder)["image_directory"]
+    first, second = split(tmp_path, imagedir)  # no parameters: the declared defaults
+    a, b = rows(first), rows(second)
+    for digit in map(str, range(10)):
+        assert (sum(1 for _, label in a if label == digit), sum(1 for _, label in b if label == digit)) == (45, 5)
+    assert len(a) == 450 and len(b) == 50
