@@ -63,7 +63,7 @@ def _heartbeat_loop(hostname: str, concurrency: int) -> None:
         try:
             Worker.objects.update_or_create(
                 hostname=hostname,
-                defaults={"cpus": os.cpu_count() or 1, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now(),
+                defaults={"cpus": settings.WORKER_CPUS, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now(),
                           "address": settings.WORKER_ADDRESS},
             )
             reap_lost_nodes()

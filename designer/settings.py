@@ -45,6 +45,19 @@ def env_float(name: str, default: float, minimum: float = 0) -> float:
     return value
 
 
+def env_int(name: str, default: int, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected a whole number")
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r}: must be at least {minimum}")
+    return value
+
+
 def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
     raw = os.environ.get(name, default)
     scheme = urlparse(raw).scheme
@@ -141,6 +154,9 @@ def env_ports(name: str, default: str) -> list[int]:
 WORKER_ADDRESS = env_str("WORKER_ADDRESS", "") or socket.gethostname()
 DISTRIBUTED_PORTS = env_ports("DISTRIBUTED_PORTS", "0")
 DISTRIBUTED_START_SECONDS = env_float("DISTRIBUTED_START_SECONDS", 30.0, minimum=1)
+# the CPU cores this worker offers as units to distributed jobs (0: all of the machine's): a
+# worker sharing its machine with others offers its part only
+WORKER_CPUS = env_int("WORKER_CPUS", 0) or os.cpu_count() or 1
 
 # ---------------------------------------------------------------- Django
 INSTALLED_APPS = [

@@ -16,7 +16,6 @@ error and in 70_mpi_log.txt.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import time
@@ -98,7 +97,7 @@ class _Gang:
 
     def _reserve(self) -> list[_Node]:
         mine = Worker.objects.filter(hostname=self.me).first()
-        me = _Node(self.me, mine.address if mine else settings.WORKER_ADDRESS, mine.cpus if mine else os.cpu_count() or 1,
+        me = _Node(self.me, mine.address if mine else settings.WORKER_ADDRESS, mine.cpus if mine else settings.WORKER_CPUS,
                    mine.gpus if mine else 0)
         if self.p > me.units:
             raise DistributedLaunchError(
@@ -251,6 +250,26 @@ class _Gang:
         index = next((i for i, c in sorted(codes.items()) if c not in (None, 0)), 0)
         return (f"{self.label}: torchrun on node {index} exited with code {codes[index]} before any process failed; "
                 f"the last lines of {launch.MPI_LOG}:\n{launch.tail(self.mpi_log)}")
+
+
+def lost_with_worker(nr: NodeRun) -> str:
+    """For a distributed node whose own worker (node 0's) was lost: which ranks ran there, from
+    the NodeLaunch rows (which node that worker ran) and the ranks' state files (which ranks that
+    node ran), as a sentence for the node's error; '' for any other node."""
+    worker = nr.worker.split(":", 1)[-1]
+    indexes = set(NodeLaunch.objects.filter(noderun=nr, worker=worker).values_list("index", flat=True))
+    if not indexes:
+        return ""
+    from designer.pipelines.runs import node_dir
+
+    states = launch.rank_states(node_dir(nr.run_id, nr.node_id) / "work" / "ranks")
+    ranks = sorted(r for r, st in states.items() if st.get("node_index") in indexes)
+    nodes = ", ".join(str(i) for i in sorted(indexes))
+    if not ranks:
+        return f" It ran node {nodes} of the distributed job, before its processes started; the other nodes stop on their own."
+    names = f"Rank {ranks[0]} was" if len(ranks) == 1 else f"Ranks {', '.join(map(str, ranks))} were"
+    node_ranks = ", ".join(str(n) for n in sorted({states[r]["node_rank"] for r in ranks}))
+    return f" {names} lost with it (node {node_ranks}); the other ranks of the distributed job stop on their own."
 
 
 def _lost(members: list[NodeLaunch]) -> list[NodeLaunch]:
