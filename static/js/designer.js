@@ -1067,16 +1067,30 @@
   window.designer = { graph, history, toDraft, state, save: saveNow };
   performance.mark('designer:setup');
   rendered.then(() => {
-    window.designer.readyAt = performance.now();
-    document.documentElement.dataset.designerReady = 'true';
-    // the minimap draws plain boxes, after the canvas: it is a map, not a second canvas
+    // the minimap draws plain boxes (no ports, no text): it is a map, not a second canvas
     class MapNodeView extends X6.NodeView {
       renderMarkup() { return this.renderJSONMarkup({ tagName: 'rect', selector: 'body' }); }
+      renderPorts() {}
       update() { super.update({ body: { refWidth: '100%', refHeight: '100%', fill: '#8c959f' } }); }
     }
-    graph.use(new X6.MiniMap({
+    const map = new X6.MiniMap({
       container: minimap, width: 200, height: 140, padding: 10,
-      graphOptions: { createCellView: (cell) => (cell.isNode() ? MapNodeView : null) },
-    }));
+      graphOptions: { async: false, createCellView: (cell) => (cell.isNode() ? MapNodeView : null) },
+    });
+    graph.use(map);
+    // X6 pans when the map's viewport frame is dragged, and centres on a click outside it; but
+    // when the whole pipeline is in view the frame covers the map, so a click (press and release
+    // without moving) anywhere on the map centres the canvas on that spot
+    let press = null;
+    minimap.addEventListener('mousedown', (e) => { press = { x: e.clientX, y: e.clientY }; });
+    minimap.addEventListener('click', (e) => {
+      if (!press || Math.abs(e.clientX - press.x) + Math.abs(e.clientY - press.y) > 3) return;
+      if (e.target.closest('.x6-widget-minimap-viewport-zoom')) return;
+      const p = map.targetGraph.clientToLocal(e.clientX, e.clientY);
+      graph.centerPoint(p.x, p.y);
+    });
+    // "ready to edit" = canvas and minimap drawn
+    window.designer.readyAt = performance.now();
+    document.documentElement.dataset.designerReady = 'true';
   });
 })();

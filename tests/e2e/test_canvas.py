@@ -39,12 +39,53 @@ def graph_ids(page):
     return sorted(page.evaluate("designer.graph.getNodes().map(n => n.id)"))
 
 
+def boxes(page):
+    """Each node's box on screen, as the user sees it."""
+    return {nid: node(page, nid).locator("rect").first.bounding_box() for nid in graph_ids(page)}
+
+
+def overlapping(page):
+    b = boxes(page)
+    ids = sorted(b)
+
+    def meet(p, q):
+        return p["x"] < q["x"] + q["width"] and q["x"] < p["x"] + p["width"] and p["y"] < q["y"] + q["height"] and q["y"] < p["y"] + p["height"]
+
+    return [(i, j) for k, i in enumerate(ids) for j in ids[k + 1:] if meet(b[i], b[j])]
+
+
+def assert_laid_out_along_the_links(page, chains):
+    b = boxes(page)
+    for ids in chains:  # each one below the one feeding it
+        tops = [b[i]["y"] for i in ids]
+        assert all(b[i]["y"] + b[i]["height"] < b[j]["y"] for i, j in zip(ids, ids[1:])), (ids, tops)
+    assert overlapping(page) == []
+
+
+def translate(page):
+    return page.evaluate("(() => { const t = designer.graph.translate(); return [Math.round(t.tx), Math.round(t.ty)]; })()")
+
+
+def outside_canvas(page):
+    c = page.locator("#canvas").bounding_box()
+    return [nid for nid, b in boxes(page).items()
+            if b["x"] < c["x"] or b["y"] < c["y"] or b["x"] + b["width"] > c["x"] + c["width"] or b["y"] + b["height"] > c["y"] + c["height"]]
+
+
 def test_select_move_delete_copy_paste_undo_redo_zoom_fit_and_layout(page, users):
     from tests.pipes import chain
 
-    open_designer(page, users["owner"], chain(3))  # no layout stored: laid out automatically
+    scrambled = chain(3)  # stored upside down (n2 on top), each node half over the next
+    scrambled["layout"] = {"n0": {"x": 340, "y": 150}, "n1": {"x": 310, "y": 125}, "n2": {"x": 280, "y": 100}}
+    open_designer(page, users["owner"], scrambled)
     assert graph_ids(page) == ["n0", "n1", "n2"]
-    assert page.locator("#minimap svg").count() >= 1
+    b = boxes(page)
+    assert b["n2"]["y"] < b["n1"]["y"] < b["n0"]["y"]
+    assert set(overlapping(page)) == {("n0", "n1"), ("n0", "n2"), ("n1", "n2")}
+    page.shot("scrambled")
+    page.click("#auto-layout")
+    assert_laid_out_along_the_links(page, [["n0", "n1", "n2"]])
+    page.shot("auto-layout")
     # palette search, and adding a module with the keyboard only
     page.fill("#palette-search", "sink")
     assert page.locator(".palette-item:visible").all_inner_texts() == ["Toy sink"]
@@ -87,15 +128,51 @@ def test_select_move_delete_copy_paste_undo_redo_zoom_fit_and_layout(page, users
     assert graph_ids(page) == ["n0", "n1", "n2"]
     page.click("#redo")
     assert len(graph_ids(page)) == 6
-    # zoom, fit, auto-layout
-    page.click("#zoom-in")
-    assert page.inner_text("#zoom-level") == "110%"
+    # zoom in until modules leave the canvas; Fit brings every one back inside
     page.click("#fit")
+    assert outside_canvas(page) == []
+    zoom = page.inner_text("#zoom-level")
+    page.click("#zoom-in")
+    assert page.inner_text("#zoom-level") == f"{int(zoom[:-1]) + 10}%"
+    for _ in range(20):
+        if outside_canvas(page):
+            break
+        page.click("#zoom-in")
+    assert outside_canvas(page) != []
+    page.shot("zoomed-in")
+    page.click("#fit")
+    assert outside_canvas(page) == []
+    # pan: the wheel, and a right-button drag of the blank canvas, move the view
+    c = page.locator("#canvas").bounding_box()
+    blank = (c["x"] + 15, c["y"] + c["height"] - 15)
+    start = translate(page)
+    page.mouse.move(*blank)
+    page.mouse.wheel(0, 120)
+    page.wait_for_function(f"designer.graph.translate().ty !== {start[1]}")
+    after_wheel = translate(page)
+    page.mouse.move(*blank)
+    page.mouse.down(button="right")
+    page.mouse.move(blank[0] + 80, blank[1] - 60, steps=6)
+    page.mouse.up(button="right")
+    dragged = translate(page)
+    assert abs(dragged[0] - after_wheel[0] - 80) <= 2 and abs(dragged[1] - after_wheel[1] + 60) <= 2, (after_wheel, dragged)
+    # the minimap draws every module; a click on it centres the view on that spot
+    assert page.locator("#minimap [data-cell-id]").count() == len(graph_ids(page))
+    m = page.locator("#minimap .x6-graph").bounding_box()
+    before, frame = translate(page), page.locator("#minimap .x6-widget-minimap-viewport").bounding_box()
+    page.mouse.click(m["x"] + 3, m["y"] + m["height"] - 3)  # that corner of the pipeline comes to the centre
+    assert translate(page) != before
+    moved = page.locator("#minimap .x6-widget-minimap-viewport").bounding_box()
+    assert (moved["x"], moved["y"]) != (frame["x"], frame["y"])  # the map's frame shows the new view
+    page.shot("minimap-moved")
+    # the pasted copies lie over the originals; auto-layout puts both chains top to bottom, apart
+    assert overlapping(page) != []
     page.click("#auto-layout")
-    pos = page.evaluate("Object.fromEntries(designer.graph.getNodes().map(n => [n.id, n.getPosition().y]))")
-    assert pos["n0"] < pos["n1"] < pos["n2"]  # top to bottom along the links
+    pasted = sorted(set(graph_ids(page)) - {"n0", "n1", "n2"}, key=lambda i: int(i[1:]))
+    assert_laid_out_along_the_links(page, [["n0", "n1", "n2"], pasted])
+    assert outside_canvas(page) == []
     draft = saved(page).draft
-    assert draft["layout"]["n0"]["y"] < draft["layout"]["n2"]["y"]
+    assert draft["layout"]["n0"]["y"] < draft["layout"]["n1"]["y"] < draft["layout"]["n2"]["y"]
     page.shot("after-layout")
 
 
