@@ -2,6 +2,7 @@ import subprocess
 import sys
 
 from designer.engine import cache, logstore
+from tests.conftest import ROOT
 
 
 def test_a_cache_key_changes_with_each_thing_it_depends_on():
@@ -30,5 +31,5 @@ def test_the_engine_imports_neither_django_nor_torch():
     code = ("import sys, designer.engine.graph, designer.engine.executor, designer.engine.scheduler, "
             "designer.engine.cache, designer.engine.logstore, modules.registry; modules.registry.load(); "
             "bad = [m for m in ('django', 'torch', 'celery') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr

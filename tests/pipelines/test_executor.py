@@ -4,6 +4,8 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+from django.conf import settings
 
 from designer.pipelines import runs
 from tests.conftest import wait_for_run
@@ -25,9 +27,14 @@ def test_a_chain_runs_on_a_worker(shared_worker, users):
     assert run.status == "completed" and set(statuses(run).values()) == {"completed"}
     assert value(run, "n4") == 5
     assert run.nodes.get(node_id="n2").worker.endswith(shared_worker.hostname)
-    meta = (Path(run.nodes.get(node_id="n4").outputs["out"]) / "_meta.yaml").read_text()
-    assert "type: ImageDirectory" in meta
-    assert Path(run.nodes.get(node_id="n4").outputs["out"]).parent.name == "n4"
+    # ARTIFACT_ROOT/<run id>/<node>/<port>/, with _meta.yaml naming the port type, and logs/ beside it
+    node_dir = Path(settings.ARTIFACT_ROOT) / str(run.id) / "n4"
+    assert Path(run.nodes.get(node_id="n4").outputs["out"]) == node_dir / "out"
+    assert sorted(p.name for p in (node_dir / "out").iterdir()) == ["_meta.yaml", "value.txt"]
+    assert yaml.safe_load((node_dir / "out" / "_meta.yaml").read_text()) == {"type": "ImageDirectory"}
+    assert sorted(p.name for p in node_dir.iterdir()) == ["logs", "out"]
+    log = (node_dir / "logs" / "70_driver_log.txt").read_text()
+    assert "Toy add (toy_add v1) starts" in log and "total 5" in log and "finished in" in log
 
 
 def test_independent_branches_run_at_the_same_time(shared_worker, users):
