@@ -257,6 +257,9 @@ def reap_lost_nodes() -> int:
     for nr in NodeRun.objects.filter(status=s.RUNNING, heartbeat_at__lt=limit):
         text = (f"WorkerLostError: the worker {nr.worker} stopped responding while running this node "
                 f"(no heartbeat since {nr.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC): it was killed or lost.")
+        from designer.pipelines import gang
+
+        text += gang.lost_with_worker(nr)  # a distributed node: the ranks that ran on that worker
         if _transition(nr, s.RUNNING, s.FAILED, error=text, finished_at=timezone.now()):
             events.record(nr.run_id, executor.Event("node_failed", nr.node_id, {"error": text}))
             dispatch(advance(nr.run_id))
