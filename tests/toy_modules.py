@@ -73,3 +73,21 @@ class ToyDistributed(Module):
                 "--fail-rank", str(ctx.params["fail_rank"]), "--fail-at", str(ctx.params["fail_at_step"])]
         ctx.launch_distributed(DistributedJob("tests.toy_rank", argv, metrics_file=out / "metrics.jsonl"))
         ctx.log(f"world size {(out / 'world.txt').read_text()}")
+
+
+class ToyTraining(Module):
+    """Per-epoch loss and accuracy, an epoch every `Epoch seconds`, like a training run (Metrics pane)."""
+
+    kind = "toy_training"
+    label = "Toy training"
+    category = "Tests"
+    outputs = [Port("Out", ImageDirectory)]
+    params = [Int("Epochs", default=5, min=1, max=1000), Float("Epoch seconds", default=0.5, min=0, max=60)]
+
+    def run(self, ctx):
+        for epoch in range(1, ctx.params["epochs"] + 1):
+            time.sleep(ctx.params["epoch_seconds"])
+            ctx.metric("loss", 1.0 / epoch, step=epoch)
+            ctx.metric("accuracy", 1.0 - 0.5 / epoch, step=epoch)
+            ctx.log(f"epoch {epoch}: loss {1.0 / epoch:.3f}")
+        (ctx.output_dir("out") / "value.txt").write_text(str(ctx.params["epochs"]))

@@ -866,14 +866,28 @@
     $('#cancel-run').hidden = !!['completed', 'failed', 'cancelled'].includes(run.status);
   }
 
+  // a node's statuses in the order they come; anything else (completed, failed, ...) is final
+  const STATUS_STEP = { pending: 0, queued: 1, running: 2 };
+  const step = (st) => (st in STATUS_STEP ? STATUS_STEP[st] : 3);
+
   async function refreshRun() {
     if (!state.run) return;
     const r = await api('GET', `/api/runs/${state.run.id}`);
     if (r.ok && state.run && r.data.id === state.run.id) {
+      // an event that came while the answer was on its way is newer than the answer: keep it
+      const known = state.run.nodes || {};
+      for (const [id, info] of Object.entries(r.data.nodes || {})) {
+        if (known[id] && step(known[id].status) > step(info.status)) r.data.nodes[id] = { ...info, ...known[id] };
+      }
       state.run = r.data;
       paintStatuses();
       runBanner();
     }
+  }
+
+  function refreshSoon() {
+    clearTimeout(state.refreshTimer);
+    state.refreshTimer = setTimeout(refreshRun, 150);
   }
 
   async function viewRun(id, known) {
@@ -902,7 +916,13 @@
     const ws = new WebSocket(`${proto}://${location.host}/ws/runs/${run.id}/?after=${state.lastEventId}`);
     state.ws = ws;
     ws.onopen = () => {
-      if (state.wsRetry) { state.wsRetry = 0; refreshRun(); banner('', { el: $('#banner') }); }
+      if (!state.wsRetry) return;
+      state.wsRetry = 0;
+      refreshRun().then(() => {
+        if (state.run && state.run.id === run.id) {
+          banner(`Reconnected to the server: run #${run.id} is shown as it is now (${state.run.status}).`, { kind: 'info' });
+        }
+      });
     };
     ws.onmessage = (m) => onEvent(JSON.parse(m.data));
     ws.onclose = (e) => {
@@ -932,6 +952,8 @@
       if (run.status === 'queued') run.status = 'running';
       paintStatuses();
       runBanner();
+      // a node that ends lets the next ones be queued, and queueing sends no event: ask
+      if (ev.type !== 'node_started') refreshSoon();
       if (paneNode && paneNode.id === ev.node) refreshRunTabs();
     } else if (ev.type === 'metric') {
       const byNode = state.metrics[ev.node] || (state.metrics[ev.node] = {});
@@ -990,9 +1012,10 @@
     const select = el('select', { id: 'log-file', 'aria-label': 'Log file' });
     for (const name of logs) select.append(el('option', { value: name }, name));
     const pre = el('pre', { class: 'log', id: 'log-text', tabindex: '0' });
-    parts.push(el('h4', {}, 'Logs'), logs.length ? select : el('p', { class: 'muted' }, 'No log yet.'), pre);
+    parts.push(el('h4', {}, 'Logs'), logs.length ? select : el('p', { class: 'muted', id: 'no-log' }, 'No log yet.'), pre);
     const logLinks = el('ul', { class: 'files' });
-    for (const f of r.data.logs) logLinks.append(el('li', {}, el('a', { href: `${base}/files/logs/${f.path.split('/').map(encodeURIComponent).join('/')}`, download: '' }, `download ${f.path}`)));
+    const logLink = (name) => el('li', {}, el('a', { href: `${base}/files/logs/${name.split('/').map(encodeURIComponent).join('/')}`, download: '' }, `download ${name}`));
+    for (const name of logs) logLinks.append(logLink(name));
     parts.push(logLinks);
     panel.replaceChildren(...parts);
     const tail = { offset: 0, file: logs[0] };
@@ -1001,7 +1024,7 @@
       const q = new URLSearchParams({ offset: tail.offset });
       if (tail.file) q.set('file', tail.file);
       const lr = await api('GET', `${base}/log?${q}`);
-      if (!lr.ok || currentTab !== 'outputs' || !paneNode || paneNode.id !== sel.node) return;
+      if (!lr.ok || !pre.isConnected || currentTab !== 'outputs' || !paneNode || paneNode.id !== sel.node) return;
       if (lr.data.text) {
         const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
         pre.textContent += lr.data.text;
@@ -1009,6 +1032,12 @@
       }
       tail.offset = lr.data.next_offset;
       if (!tail.file && lr.data.files.length) tail.file = lr.data.file;
+      // a distributed node's ranks start their logs one after the other: list each as it comes
+      const listed = new Set(Array.from(select.options, (o) => o.value));
+      const fresh = lr.data.files.filter((name) => !listed.has(name));
+      for (const name of fresh) { select.append(el('option', { value: name }, name)); logLinks.append(logLink(name)); }
+      if (fresh.length && !select.isConnected) { const none = $('#no-log', panel); if (none) none.remove(); pre.before(select); }
+      if (fresh.length) select.value = tail.file;
       const live = ['queued', 'pending', 'running'].includes(lr.data.status);
       if (live || lr.data.next_offset < lr.data.size) state.logTimer = setTimeout(pump, live ? 1000 : 50);
     }

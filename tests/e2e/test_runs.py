@@ -1,11 +1,14 @@
 """Submitting from the page and watching the run live; runs list; cancel; outputs, logs, metrics."""
+import re
+import time
 from pathlib import Path
 
 import pytest
 
-from designer.pipelines.models import Run
+from designer.pipelines.models import Run, Worker
 from tests.e2e.helpers import node, open_designer
-from tests.pipes import two_branches
+from tests.pipes import link, pipeline, two_branches
+from tests.pipes import node as n
 
 pytestmark = pytest.mark.browser
 
@@ -23,6 +26,7 @@ def select(page, nid):
     page.mouse.click(box["x"] + 60, box["y"] + 15)
 
 
+@pytest.mark.production  # the second pass: statuses through Redis (channel layer and broker) and PostgreSQL
 def test_a_submitted_run_shows_every_status_live_with_outputs_logs_and_metrics(page, users, shared_worker):
     open_designer(page, users["owner"], two_branches(fail_left=True, sleep=1.0))
     page.click("#submit")
@@ -61,6 +65,109 @@ def test_a_submitted_run_shows_every_status_live_with_outputs_logs_and_metrics(p
     page.shot("runs")
 
 
+def statuses(page, ids):
+    return {nid: status(page, nid) for nid in ids}
+
+
+def test_queued_reused_and_regenerated_statuses_and_the_runs_history(page, users, shared_worker):
+    """Three branches on a worker of two slots: one waits, shown queued. Submitted again unchanged,
+    every node is reused; with Regenerate output ticked on one node, that node runs again."""
+    # sleep=2, not 2.0: the page stores 2.0 as 2 (JSON from JavaScript), and the cache key of a Float
+    # parameter still tells 2 from 2.0 (modules/base.py resolved_params), which would defeat reuse here
+    doc = pipeline([n("src", "toy_source", value=1)] + [n(b, "toy_add", amount=1, sleep=2) for b in "abc"],
+                   [link("src", b) for b in "abc"])
+    open_designer(page, users["owner"], doc)
+    page.click("#submit")
+    page.wait_for_function("""() => {
+        const st = ['a', 'b', 'c'].map(id => document.querySelector(`#canvas g[data-cell-id="${id}"] [data-status]`)?.getAttribute('data-status')).sort();
+        return st.join() === 'queued,running,running';
+    }""", timeout=30_000)
+    page.shot("queued")
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=40_000)
+    assert set(statuses(page, "abc").values()) == {"completed"}
+    first = Run.objects.get()
+
+    page.click("#submit")  # unchanged: every node's output is reused
+    page.wait_for_selector(f"#run-banner[data-status=completed]:has-text('Run #{first.id + 1}')", timeout=30_000)
+    assert statuses(page, ["src", *"abc"]) == {"src": "reused", "a": "reused", "b": "reused", "c": "reused"}
+    assert "reused" in node(page, "a").text_content()
+    page.shot("reused")
+
+    select(page, "b")
+    page.wait_for_selector("#node-form[data-node=b]")
+    page.check("#regenerate-output")
+    page.click("#submit")
+    third = first.id + 2
+    page.wait_for_selector(f"#run-banner:has-text('Run #{third}')")
+    wait_status(page, "b", "running")
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=30_000)
+    assert statuses(page, ["src", *"abc"]) == {"src": "reused", "a": "reused", "b": "completed", "c": "reused"}
+    assert Run.objects.get(pk=third).nodes.get(node_id="b").reused_from is None
+
+    # the history: every run with its duration; the oldest shows its own statuses again
+    page.click("[data-tab=runs]")
+    rows = page.locator("#tab-runs tr[data-run]")
+    page.wait_for_function("document.querySelectorAll('#tab-runs tr[data-run]').length === 3")
+    texts = {int(rows.nth(i).get_attribute("data-run")): rows.nth(i).inner_text() for i in range(3)}
+    assert set(texts) == {first.id, first.id + 1, third}
+    for text in texts.values():
+        assert "completed" in text and re.search(r"\b\d+\.\d s\b", text), text
+    page.locator(f"#tab-runs tr[data-run='{first.id}'] button").click()
+    page.wait_for_selector(f"#run-banner:has-text('Run #{first.id}: completed')")
+    page.wait_for_function("document.querySelector('#canvas g[data-cell-id=\"a\"] [data-status]').getAttribute('data-status') === 'completed'")
+    assert statuses(page, ["src", *"abc"]) == {"src": "completed", "a": "completed", "b": "completed", "c": "completed"}
+    assert f"run={first.id}" in page.url
+    page.shot("history")
+
+
+def test_metrics_chart_grows_while_the_node_trains(page, users, shared_worker):
+    open_designer(page, users["owner"], pipeline([n("train", "toy_training", epochs=8, epoch_seconds=0.8)], []))
+    page.click("#submit")
+    wait_status(page, "train", "running")
+    select(page, "train")
+    page.click("[data-tab=metrics]")
+    page.wait_for_selector("#tab-metrics canvas[data-metric=loss]", timeout=20_000)
+    points = "name => { const c = document.querySelector(`#tab-metrics canvas[data-metric=${name}]`); const ch = c && Chart.getChart(c); return ch ? ch.data.datasets[0].data.length : -1; }"
+    seen = page.evaluate(f"({points})('loss')")
+    assert 1 <= seen < 8
+    page.wait_for_function(f"({points})('loss') > {seen}", timeout=10_000)
+    grown = page.evaluate(f"({points})('loss')")
+    assert status(page, "train") == "running" and grown < 8, grown  # drawn while it trains, not at the end
+    page.shot("metrics-live")
+    wait_status(page, "train", "completed", timeout=30_000)
+    page.wait_for_function(f"({points})('loss') === 8 && ({points})('accuracy') === 8")
+    assert page.evaluate("Chart.getChart(document.querySelector('#tab-metrics canvas[data-metric=loss]')).data.datasets[0].data.at(-1)") == {"x": 8, "y": 0.125}
+
+
+def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, shared_worker):
+    """1 node x 2 processes of the toy distributed module (tests/toy_rank.py) on one worker."""
+    deadline = time.monotonic() + 10  # the test's database flush removed the worker's row until its next beat
+    while not Worker.objects.filter(hostname=shared_worker.hostname).exists():
+        assert time.monotonic() < deadline, "the worker did not register"
+        time.sleep(0.1)
+    toy = n("toy", "toy_distributed", steps=16, step_seconds=0.5)
+    toy["run_settings"] = {"node_count": 1, "process_count_per_node": 2}
+    open_designer(page, users["owner"], pipeline([toy], []))
+    page.click("#submit")
+    wait_status(page, "toy", "running")
+    select(page, "toy")
+    page.click("[data-tab=outputs]")
+    wanted = ["70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"]
+    page.wait_for_function(f"(() => {{ const s = document.querySelector('#log-file'); return !!s && {wanted!r}.every(f => [...s.options].some(o => o.value === f)); }})()", timeout=60_000)
+    page.select_option("#log-file", "70_driver_log_1.txt")
+    page.wait_for_selector("#log-text:has-text('step 1: sum 2')", timeout=30_000)
+    before = len(page.inner_text("#log-text"))
+    page.wait_for_function(f"document.querySelector('#log-text').textContent.length > {before}", timeout=10_000)
+    assert status(page, "toy") == "running"  # the text grew while the node ran: a live tail
+    assert "rank 1 of 2" in page.inner_text("#log-text")
+    page.shot("distributed-logs")
+    wait_status(page, "toy", "completed", timeout=60_000)
+    page.wait_for_selector("#log-text:has-text('step 16: sum 2')")
+    page.select_option("#log-file", "70_mpi_log.txt")
+    page.wait_for_selector("#log-text:has-text('every node finished')")
+    assert page.locator("#tab-outputs a:text('download 70_driver_log_0.txt')").count() == 1
+
+
 def test_a_run_is_cancelled_from_the_page_and_a_reload_catches_up(page, users, shared_worker):
     p = open_designer(page, users["owner"], two_branches(sleep=30.0))
     page.click("#submit")
@@ -75,8 +182,9 @@ def test_a_run_is_cancelled_from_the_page_and_a_reload_catches_up(page, users, s
     assert Run.objects.get().status == "cancelled"
 
 
-def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catches_up(browser, users, shared_worker, transactional_db):
-    from tests.e2e.conftest import Server, sign_in
+def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catches_up(request, browser, users, shared_worker, transactional_db):
+    from tests.conftest import wait_for_run
+    from tests.e2e.conftest import Server, shot_dir, sign_in
 
     server = Server().wait_ready()
     context = browser.new_context(viewport={"width": 1400, "height": 900})
@@ -90,12 +198,21 @@ def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catch
         wait_status(page, "right", "running")
         server.stop()
         page.wait_for_selector("#banner >> text=Lost the connection to the server; reconnecting")
-        page.screenshot(path="test-results/server-gone.png")
+        # the run goes on without the web server, to its end
+        run = wait_for_run(Run.objects.get().id, timeout=60)
+        assert run.status == "completed"
+        page.screenshot(path=str(shot_dir(request) / "server-gone.png"))
+        # the page cannot know yet: it still shows what it saw before the server went away
+        assert status(page, "right") == "running"
+        assert status(page, "left2") != "completed"
+        assert page.locator("#run-banner").get_attribute("data-status") != "completed"
         server = Server(server.port).wait_ready()  # back on the same address
-        wait_status(page, "right", "completed", timeout=40_000)
-        wait_status(page, "left2", "completed", timeout=40_000)
+        page.wait_for_selector("#banner >> text=Reconnected to the server", timeout=30_000)
+        for nid in ("src", "left", "left2", "right"):
+            wait_status(page, nid, "completed", timeout=5_000)
         page.wait_for_selector("#run-banner[data-status=completed]")
-        assert page.locator("#banner").is_hidden()
+        assert f"run #{run.id} is shown as it is now (completed)" in page.inner_text("#banner")
+        page.screenshot(path=str(shot_dir(request) / "caught-up.png"))
     finally:
         context.close()
         server.stop()
