@@ -8,7 +8,9 @@ log per rank.
 """
 import io
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,7 @@ from designer.pipelines.models import NodeLaunch
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder
 from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
+from training.data import read_image_dir
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 
@@ -87,6 +90,11 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
         assert f"rank {rank} of 2" in text
     rank0 = (logs / "70_driver_log_0.txt").read_text()
     assert "2 process(es)" in rank0 and f"Epoch {EPOCHS}:" in rank0 and "Epoch" not in (logs / "70_driver_log_1.txt").read_text()
+    # each process takes half the training set (DistributedSampler), BATCH images a step
+    n_train = len(read_image_dir(run.nodes.get(node_id="apply_train").outputs["transformed_image_directory"]).items)
+    half, batch = math.ceil(n_train / 2), GLOBAL_BATCH // 2
+    steps = half // batch + (half % batch > 1)  # a last batch of one image is left out (train.py)
+    assert set(re.findall(r"Epoch: \[\d+\] \[\d+/(\d+)\]", rank0)) == {str(steps)}, (n_train, rank0[:3000])
     top1 = [e.data for e in run.events.filter(node_id="train", type="metric") if e.data["name"] == "validation_top1_accuracy"]
     assert [m["step"] for m in top1] == list(range(1, model["epochs_run"] + 1))  # relayed from rank 0, once each
     one = one_process_baseline(run, tmp_path / "one")
