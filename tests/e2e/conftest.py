@@ -26,6 +26,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 RESULTS = ROOT / "test-results"
 # the page server also knows a distributed toy module (Run settings are shown only for those)
 SERVER_MODULES = "tests.toy_modules,tests.e2e.toy_distributed"
+# the page server's dataset upload limit: small, so that a test can go over it in a moment
+UPLOAD_LIMIT_MB = 4
 
 
 def free_port() -> int:
@@ -39,7 +41,10 @@ class Server:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = TEST_DATA / "daphne.log"
-        env = {**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "DESIGNER_EXTRA_MODULES": SERVER_MODULES}
+        # the test database, and the broker and channel layer of the environment (CELERY_BROKER_URL,
+        # CHANNEL_LAYER_URL: Redis in the production pass), as the workers of the tests use
+        env = {**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "DESIGNER_EXTRA_MODULES": SERVER_MODULES,
+               "DATASET_MAX_UPLOAD_MB": str(UPLOAD_LIMIT_MB)}
         env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         with self.log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
             self.proc = subprocess.Popen(
@@ -105,7 +110,8 @@ def page(request, browser, server, users, transactional_db):
     pg.set_default_timeout(10_000)
     errors = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and "409" not in m.text and "400" not in m.text else None)
+    # refusals the page shows to the user (a bad value, a stale tab, an oversized upload) are not errors
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and not any(c in m.text for c in ("400", "409", "413")) else None)
     pg.base = server.url
     pg.shot = lambda name: pg.screenshot(path=str(shot_dir(request) / f"{name}.png"))
     yield pg

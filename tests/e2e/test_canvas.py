@@ -1,7 +1,7 @@
 """The canvas in a real browser: palette, drag and drop, ports, refusals, editing commands."""
 import pytest
 
-from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved
+from tests.e2e.helpers import connect, drop_module, links, node, open_designer, port, saved
 
 pytestmark = pytest.mark.browser
 
@@ -30,9 +30,25 @@ def test_a_pipeline_is_built_by_drag_and_drop_and_bad_links_are_refused(page, us
     assert "cycle" in page.locator("#banner").inner_text()
     stored = saved(page)
     assert links(stored.draft) == sorted([(src, "out", add, "input"), (add, "out", add2, "input")])
-    # the sink's required input is not connected: the server says so, on the node
+    # the sink's required input is not connected: the server says so, on the node and on the port
     assert page.locator(f'#canvas g[data-cell-id="{sink}"] [data-problems]').count() == 1
     assert "required input" in page.locator("#problems").inner_text()
+    mark = port(page, sink, "in:scores")
+    assert "required input" in mark.get_attribute("data-problem") and mark.get_attribute("stroke") == "#cf222e"
+    assert port(page, add2, "in:extra").get_attribute("data-problem") is None  # optional: no mark
+    page.shot("port-problem")
+
+
+def test_the_palette_groups_the_catalogue_by_category(page, users):
+    open_designer(page, users["owner"])
+    catalogue = page.evaluate("fetch('/api/modules').then(r => r.json())")["modules"]
+    expected = {}
+    for m in catalogue:
+        expected.setdefault(m["category"] or "Other", []).append(m["label"])
+    shown = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#palette-list details.category')].map(d =>
+        [d.querySelector('summary').textContent.trim(), [...d.querySelectorAll('.palette-item')].map(b => b.textContent.trim())]))""")
+    assert list(shown) == list(expected) and shown == expected
+    assert len(shown) >= 3 and "Tests" in shown
 
 
 def graph_ids(page):
@@ -176,7 +192,7 @@ def test_select_move_delete_copy_paste_undo_redo_zoom_fit_and_layout(page, users
     page.shot("after-layout")
 
 
-def test_the_exported_file_imports_as_an_identical_pipeline(page, users, tmp_path):
+def test_the_exported_file_imports_as_an_identical_pipeline_and_runs_headless(page, users, tmp_path):
     from designer.pipelines.models import Pipeline
     from tests.pipes import two_branches
 
@@ -195,3 +211,16 @@ def test_the_exported_file_imports_as_an_identical_pipeline(page, users, tmp_pat
     original, copy = Pipeline.objects.get(pk=p.pk), Pipeline.objects.exclude(pk=p.pk).get()
     assert copy.name == "branches"
     assert {k: v for k, v in copy.draft.items() if k != "name"} == {k: v for k, v in original.draft.items() if k != "name"}
+
+    # and the downloaded file runs headless, as it is
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from designer.pipelines.models import Run
+
+    out = StringIO()
+    call_command("run_pipeline", str(exported), "--inline", "--owner", "owner", "--timeout", "60", stdout=out)
+    run = Run.objects.get()
+    assert run.status == "completed" and f"run {run.id} completed" in out.getvalue(), out.getvalue()
+    assert sorted(run.nodes.values_list("node_id", "status")) == [(nid, "completed") for nid in ("left", "left2", "right", "src")]

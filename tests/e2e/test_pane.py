@@ -19,9 +19,17 @@ def select(page, nid):
 def test_the_pane_edits_parameters_and_marks_bad_values_with_the_servers_message(page, users):
     doc = pipeline([n("src", "toy_source", value=3), n("add", "toy_add"), n("dist", "toy_pane_distributed")],
                    [link("src", "add"), link("add", "dist")])
-    open_designer(page, users["owner"], doc)
+    p = open_designer(page, users["owner"], doc)
     select(page, "src")
     assert page.input_value("#param-value") == "3"
+    # autosave: an edit is saved by itself, without asking; a reload shows it kept
+    page.fill("#param-value", "4")
+    page.wait_for_selector(f"#save-state >> text=Saved · revision {p.revision + 1}")
+    assert Pipeline.objects.get(pk=p.pk).draft["nodes"][0]["parameters"]["value"] == 4
+    page.reload()
+    page.wait_for_selector("html[data-designer-ready=true]")
+    select(page, "src")
+    assert page.input_value("#param-value") == "4"
     assert "the number written" in page.inner_text('[data-field=value] .help')
     assert "<= 1000" in page.inner_text('[data-field=value] .help')
     assert page.locator("#rs-node_count").count() == 0  # not distributed: no Run settings
