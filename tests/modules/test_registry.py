@@ -33,6 +33,7 @@ def test_the_catalogue_api_lists_every_module_kind_and_port_type(owner_client):
             assert m["label"] and m["category"] and isinstance(m["version"], int), m["kind"]
             for p in m["params"]:
                 assert {"name", "label", "type", "default", "help"} <= set(p), (m["kind"], p)
+                assert len(p["help"]) > 10, f"{m['label']}: parameter {p['label']!r} has no help text for the pane"
                 if p["type"] in ("int", "float"):
                     assert {"min", "max"} <= set(p), (m["kind"], p)
                 if p["type"] == "choice":
