@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core import checks
 
 
 class PipelinesConfig(AppConfig):
@@ -8,3 +9,18 @@ class PipelinesConfig(AppConfig):
 
     def ready(self):
         import designer.celery  # noqa: F401 - binds shared tasks to our Celery app
+
+        checks.register(check_module_catalogue)
+
+
+def check_module_catalogue(app_configs=None, **kwargs):
+    """A module file that cannot be loaded (a kind declared twice, an import error) stops
+    `migrate`, `runserver` and the other commands at start-up, not at the first page."""
+    from designer.pipelines.catalogue import get_catalogue
+
+    try:
+        get_catalogue()
+    except Exception as e:  # any failure to load a module file is reported as is
+        return [checks.Error(f"the module catalogue cannot be loaded: {type(e).__name__}: {e}",
+                             hint="fix the file named, or DESIGNER_EXTRA_MODULES", id="pipelines.E001")]
+    return []

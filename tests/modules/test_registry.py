@@ -64,3 +64,21 @@ def test_an_extra_package_cannot_take_a_built_in_kind(tmp_path, monkeypatch):
     write_package(tmp_path, "clash_pkg", {"my_resnet": "resnet"})
     with pytest.raises(TypeError, match=r"module kind 'resnet' is declared twice: modules\.resnet and clash_pkg\.my_resnet"):
         registry.load(("clash_pkg",))
+
+
+def test_a_kind_declared_twice_stops_start_up(tmp_path):
+    """`manage.py check` (run by migrate and runserver) refuses to start, naming both files."""
+    import os
+    import subprocess
+    import sys
+
+    write_package(tmp_path, "startup_pkg", {"my_resnet": "resnet"})
+    env = {**os.environ, "DESIGNER_EXTRA_MODULES": "startup_pkg", "PYTHONPATH": str(tmp_path),
+           "DESIGNER_DATA_DIR": str(tmp_path)}
+    env.pop("DATABASE_URL", None)
+    r = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "module kind 'resnet' is declared twice: modules.resnet and startup_pkg.my_resnet" in r.stderr
+    ok = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env={**env, "DESIGNER_EXTRA_MODULES": ""},
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
