@@ -93,6 +93,10 @@ class Param:
     def check(self, value: Any) -> str | None:
         return None
 
+    def normalise(self, value: Any) -> Any:
+        """The value as the module receives it and as its cache key sees it (a value checked fine)."""
+        return value
+
     def describe(self) -> dict:
         return {"name": self.name, "label": self.label, "type": self.type, "default": self.default, "help": self.help}
 
@@ -135,6 +139,10 @@ class Int(_Ranged):
             return f"expected a whole number, got {value!r}"
         return self._check_range(value)
 
+    def normalise(self, value):
+        # 3.0 from a file is the same whole number as 3
+        return int(value) if _is_number(value) and int(value) == value else value
+
 
 @dataclass
 class Float(_Ranged):
@@ -146,6 +154,10 @@ class Float(_Ranged):
         if value != value:
             return "expected a number, got NaN"
         return self._check_range(value)
+
+    def normalise(self, value):
+        # a browser writes 2.0 as 2: both are the same parameter value, and reuse the same output
+        return float(value) if _is_number(value) else value
 
 
 @dataclass
@@ -253,7 +265,7 @@ class Module:
     @classmethod
     def resolved_params(cls, given: dict) -> dict:
         """Declared defaults overlaid with the given values."""
-        return {p.name: given.get(p.name, p.default) for p in cls.params}
+        return {p.name: p.normalise(given.get(p.name, p.default)) for p in cls.params}
 
     @classmethod
     def describe(cls) -> dict:

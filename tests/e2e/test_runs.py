@@ -72,9 +72,8 @@ def statuses(page, ids):
 def test_queued_reused_and_regenerated_statuses_and_the_runs_history(page, users, shared_worker):
     """Three branches on a worker of two slots: one waits, shown queued. Submitted again unchanged,
     every node is reused; with Regenerate output ticked on one node, that node runs again."""
-    # sleep=2, not 2.0: the page stores 2.0 as 2 (JSON from JavaScript), and the cache key of a Float
-    # parameter still tells 2 from 2.0 (modules/base.py resolved_params), which would defeat reuse here
-    doc = pipeline([n("src", "toy_source", value=1)] + [n(b, "toy_add", amount=1, sleep=2) for b in "abc"],
+    # sleep=2.0: the page saves it back as 2 (a JavaScript number), and the nodes are reused all the same
+    doc = pipeline([n("src", "toy_source", value=1)] + [n(b, "toy_add", amount=1, sleep=2.0) for b in "abc"],
                    [link("src", b) for b in "abc"])
     open_designer(page, users["owner"], doc)
     page.click("#submit")

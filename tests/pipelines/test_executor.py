@@ -61,6 +61,11 @@ def test_unchanged_nodes_reuse_their_outputs_and_a_changed_one_reruns_with_its_d
     third = wait_for_run(runs.submit(users["owner"], changed).id)
     assert statuses(third) == {"n0": "reused", "n1": "reused", "n2": "completed", "n3": "completed"}
     assert value(third, "n3") == 13
+    # the page writes a Float of 0.0 as 0 (a JavaScript number): the same value, the same output
+    as_the_browser_saves_it = chain(4)
+    as_the_browser_saves_it["nodes"][1]["parameters"]["sleep"] = 0
+    fourth = wait_for_run(runs.submit(users["owner"], as_the_browser_saves_it).id)
+    assert set(statuses(fourth).values()) == {"reused"}
 
 
 def test_regenerate_output_reruns_the_node_and_what_depends_on_it(shared_worker, users):
