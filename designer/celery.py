@@ -6,6 +6,7 @@ import subprocess
 import threading
 
 from celery import Celery, signals
+from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
 
@@ -14,15 +15,8 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["designer.pipelines"])
 
 
-@signals.worker_init.connect
-def _faster_embedded_broker(**kwargs):
-    from django.conf import settings
-
-    if settings.CELERY_BROKER_URL.startswith("sqla+"):
-        from kombu.transport import sqlalchemy
-
-        # its default is one poll a second: a second of latency per node of a pipeline
-        sqlalchemy.Transport.polling_interval = settings.BROKER_POLL_SECONDS
+# the embedded broker's URL (sqla+sqlite://) selects kombu's SQLAlchemy transport with our polling
+TRANSPORT_ALIASES["sqla"] = "designer.embedded_broker:Transport"
 
 
 def host_queue(hostname: str) -> str:

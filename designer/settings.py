@@ -108,9 +108,12 @@ CELERY_TASK_DEFAULT_QUEUE = "designer"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # kombu's SQLAlchemy transport hands its options to create_engine(): only Redis gets these
 CELERY_BROKER_TRANSPORT_OPTIONS = {} if CELERY_BROKER_URL.startswith("sqla") else {"visibility_timeout": 3600}
-# how often a worker on the embedded (SQLite) broker looks for work: latency per node against
-# idle CPU (0.02 s: about 30 ms per node, 10% of a core while idle)
+# how often a worker on the embedded (SQLite) broker looks for work (designer/embedded_broker.py):
+# fast within BROKER_BUSY_SECONDS of its last message (about 30 ms per node of a pipeline), slowly
+# after that (an idle worker then costs about 1% of a core instead of 15%)
 BROKER_POLL_SECONDS = env_float("BROKER_POLL_SECONDS", 0.02, minimum=0.001)
+BROKER_BUSY_SECONDS = env_float("BROKER_BUSY_SECONDS", 2.0)
+BROKER_IDLE_POLL_SECONDS = env_float("BROKER_IDLE_POLL_SECONDS", 0.25, minimum=0.001)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL")
