@@ -31,7 +31,7 @@ class TrainPyTorchModel(Module):
         Int("Batch size", default=16, min=0, min_exclusive=True, help="images per training step (per process)"),
         Int("Warmup step number", default=0, min=0,
             help="steps over which the learning rate rises linearly from 0 to Learning rate"),
-        Float("Learning rate", default=0.001, min=0, min_exclusive=True, help="SGD learning rate after warm-up"),
+        Float("Learning rate", default=0.001, min=0, min_exclusive=True, help="SGD learning rate reached after warm-up; it then decays to 0 along a cosine over the epochs"),
         Int("Random seed", default=1, min=0, help="same seed, same data, one process: same model"),
         Int("Patience", default=3, min=0, min_exclusive=True,
             help="stop after this many epochs without a lower validation loss"),
