@@ -32,30 +32,25 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r}: expected true or false")
 
 
-def env_float(name: str, default: float, minimum: float = 0) -> float:
+def _env_number(name: str, default, minimum, parse, expected: str):
     raw = os.environ.get(name)
     if raw is None:
         return default
     try:
-        value = float(raw)
+        value = parse(raw)
     except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r}: expected a number")
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected {expected}")
     if value < minimum:
         raise ImproperlyConfigured(f"{name}={raw!r}: must be at least {minimum}")
     return value
+
+
+def env_float(name: str, default: float, minimum: float = 0) -> float:
+    return _env_number(name, default, minimum, float, "a number")
 
 
 def env_int(name: str, default: int, minimum: int = 0) -> int:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r}: expected a whole number")
-    if value < minimum:
-        raise ImproperlyConfigured(f"{name}={raw!r}: must be at least {minimum}")
-    return value
+    return _env_number(name, default, minimum, int, "a whole number")
 
 
 def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
