@@ -4,11 +4,8 @@ Plain Python at import time; torch is imported when a module runs.
 """
 from __future__ import annotations
 
-from modules._checks import check_params
-
 
 def write_untrained_model(ctx, module_label: str, family: str, kwargs: dict) -> None:
-    check_params(ctx)  # run directly, an unknown Model name would only fail later, in training
     from training import models
 
     name = ctx.params["model_name"]

@@ -16,7 +16,6 @@ import json
 
 from modules import _imagedir
 from modules import _transforms as T
-from modules._checks import check_params
 from modules.base import (
     Choice,
     ImageDirectory,
@@ -43,7 +42,6 @@ class ApplyImageTransformation(Module):
                      help="For inference drops every random step (Random* and Color jitter)")]
 
     def run(self, ctx, image_transformation, image_directory):
-        check_params(ctx)
         mode = T.normalise_mode(ctx.params["mode"])
         recipe = read_recipe(image_transformation, self.label)
         images = _imagedir.read(image_directory, self.label, "Image directory")

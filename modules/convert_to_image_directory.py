@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from modules import _imagedir
-from modules._checks import check_params
 from modules.base import (
     ImageDirectory,
     Int,
@@ -75,7 +74,6 @@ class ConvertToImageDirectory(Module):
                   help="refuse an archive whose files add up to more than this (protects the disk)")]
 
     def run(self, ctx, input_dataset):
-        check_params(ctx)
         if input_dataset is None:
             raise InvalidDatasetError(f"{self.label}: the Input dataset is not connected")
         source = locate(input_dataset, self.label)

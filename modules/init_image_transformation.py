@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 from modules import _transforms as T
-from modules._checks import check_params
 from modules.base import Bool, Float, Int, Module, Port, TransformationDirectory
 
 RECIPE_FILE = "transform.json"
@@ -84,7 +83,6 @@ class InitImageTransformation(Module):
     params = _params()
 
     def run(self, ctx):
-        check_params(ctx)
         p = ctx.params
         steps = []
         for switch, _on, _help, op, args in _STEPS:

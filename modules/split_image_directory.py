@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 
 from modules import _imagedir
-from modules._checks import check_params
 from modules.base import Float, ImageDirectory, Int, InvalidDatasetError, Module, Port
 
 
@@ -30,7 +29,6 @@ class SplitImageDirectory(Module):
     ]
 
     def run(self, ctx, image_directory):
-        check_params(ctx)
         images = _imagedir.read(image_directory, self.label, "Image directory")
         if len(images.items) < 2:
             raise InvalidDatasetError(f"{self.label}: the Image directory holds {len(images.items)} image(s): "

@@ -2,7 +2,6 @@ import shutil
 
 import yaml
 
-from modules._checks import check_params
 from modules.base import (
     Float,
     ImageDirectory,
@@ -39,7 +38,6 @@ class TrainPyTorchModel(Module):
     ]
 
     def run(self, ctx, untrained_model, training_dataset, validation_dataset):
-        check_params(ctx)  # a module run directly (not from a validated pipeline): Epochs 0 and the like
         from training import models, train
 
         # refuse wrong inputs here, by port name, before any torch work

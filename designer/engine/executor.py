@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from modules.base import Module, ModuleError
+from modules.base import Module, ModuleError, NotInRangeValueError
 
 META_FILE = "_meta.yaml"
 LOG_DIR = "logs"
@@ -150,6 +150,7 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
     started = time.monotonic()
     try:
         ctx.log(f"{module.label} ({module.kind} v{module.version}) starts; parameters: {params}")
+        check_params(module, params)
         module().run(ctx, **{p.name: inputs.get(p.name) for p in module.inputs})
         outputs = {}
         for port in module.outputs:
@@ -166,6 +167,15 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
         raise
     finally:
         ctx.close()
+
+
+def check_params(module: type[Module], params: dict) -> None:
+    """Every parameter again, at run time: a submitted pipeline was validated, but a node may also
+    be run directly (tests, scripts). Raises NotInRangeValueError naming the module and parameter."""
+    for p in module.params:
+        error = p.check(params.get(p.name))
+        if error:
+            raise NotInRangeValueError(f"{module.label}: parameter {p.label!r}: {error}")
 
 
 def error_text(e: BaseException) -> str:
