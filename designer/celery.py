@@ -1,4 +1,5 @@
-"""The Celery app, and each worker's heartbeat (what it offers; reaping nodes of lost workers)."""
+"""The Celery app, and each worker's heartbeat (what it offers; reaping nodes of lost workers;
+sending what the outbox owes)."""
 import os
 import shutil
 import socket
@@ -49,6 +50,7 @@ def _heartbeat_loop(hostname: str, concurrency: int) -> None:
     from django.db import connection
     from django.utils import timezone
 
+    from designer.pipelines import outbox
     from designer.pipelines.models import Worker
     from designer.pipelines.runs import reap_lost_nodes
 
@@ -61,6 +63,7 @@ def _heartbeat_loop(hostname: str, concurrency: int) -> None:
                           "address": settings.WORKER_ADDRESS},
             )
             reap_lost_nodes()
+            outbox.send()  # messages the broker refused or lost: any live worker sends them again
         except Exception as e:
             print(f"heartbeat of {hostname} failed: {e}", flush=True)
             connection.close()

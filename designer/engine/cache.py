@@ -1,6 +1,7 @@
 """Output reuse keys.
 
-A node's cache key hashes its module kind and version, its parameters (defaults filled in) and
+A node's cache key hashes its module kind and version, its parameters (defaults filled in), the
+run settings of a distributed module (4 processes do not train the model 1 process trains) and
 the identity of each output it reads. An output's identity names the execution that produced it,
 so that a node downstream of a re-executed ("Regenerate output") node runs again too.
 """
@@ -10,8 +11,11 @@ import hashlib
 import json
 
 
-def cache_key(kind: str, version: int, params: dict, inputs: dict[str, str]) -> str:
-    payload = json.dumps({"kind": kind, "version": version, "params": params, "inputs": inputs}, sort_keys=True)
+def cache_key(kind: str, version: int, params: dict, inputs: dict[str, str], run_settings: dict | None = None) -> str:
+    fields = {"kind": kind, "version": version, "params": params, "inputs": inputs}
+    if run_settings:  # only distributed modules pass them: other keys stay as they were
+        fields["run_settings"] = run_settings
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -60,6 +60,13 @@ class NodeRun(models.Model):
     error = models.TextField(blank=True)
     worker = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # The outbox (designer/pipelines/outbox.py): a queued node's `run_node` message is due at
+    # `send_due_at` (set in the same transaction as the move to queued; NULL once picked up).
+    send_due_at = models.DateTimeField(null=True, blank=True, db_index=True,
+                                       help_text="when this queued node's message is (re)sent to the broker")
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="when the broker last took its message")
+    send_attempts = models.PositiveIntegerField(default=0)
+    send_error = models.TextField(blank=True, help_text="why the broker refused its message, until it takes one")
 
     class Meta:
         ordering = ["run", "id"]
@@ -146,8 +153,11 @@ def _dataset_storage():
 def _dataset_upload_to(instance, filename: str) -> str:
     import uuid
 
-    # a folder of its own per upload: two uploads of the same name never collide
-    return f"datasets/{instance.owner_id}/{uuid.uuid4().hex}/{filename}"
+    from designer.engine import paths
+
+    # a folder of its own per upload: two uploads of the same name never collide; a name such as
+    # `../../x.zip` keeps only `x.zip` (paths.safe_filename), so the file stays in that folder
+    return paths.dataset_name(instance.owner_id, uuid.uuid4().hex, filename)
 
 
 class Dataset(models.Model):
