@@ -131,6 +131,12 @@ EXTRA_MODULE_PACKAGES = tuple(p for p in env_str("DESIGNER_EXTRA_MODULES", "").s
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
 LOST_AFTER_SECONDS = env_float("LOST_AFTER_SECONDS", 30.0, minimum=1)
+# the outbox (designer/pipelines/outbox.py): a message the broker refused is tried again after
+# DISPATCH_RETRY_SECONDS; one it took but no idle worker picked up (a broker restarted empty) is
+# sent again after RESEND_AFTER_SECONDS, doubling each time up to RESEND_MAX_SECONDS
+DISPATCH_RETRY_SECONDS = env_float("DISPATCH_RETRY_SECONDS", 1.0, minimum=0.1)
+RESEND_AFTER_SECONDS = env_float("RESEND_AFTER_SECONDS", 30.0, minimum=0.5)
+RESEND_MAX_SECONDS = env_float("RESEND_MAX_SECONDS", 600.0, minimum=0.5)
 
 
 def env_ports(name: str, default: str) -> list[int]:
