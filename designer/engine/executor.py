@@ -1,8 +1,9 @@
 """Runs one node: resolves its parameters, gives the module a context, writes outputs and log.
 
 Layout of a node's artifacts: `<node_dir>/<output port>/` per output (each with a `_meta.yaml`
-naming the port type) and `<node_dir>/logs/<log file>`. The executor reports what happens as
-events through `emit`; it never talks to a database, a socket or Celery.
+naming the port type) and `<node_dir>/logs/<log file>`, every path from paths.py (which checks
+that it stays in the node's folder). The executor reports what happens as events through `emit`;
+it never talks to a database, a socket or Celery.
 """
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ from pathlib import Path
 
 import yaml
 
+from designer.engine import paths
+from designer.engine.paths import LOG_DIR, LOG_FILE, OutsideFolder  # noqa: F401 - part of this module's API
 from modules.base import Module, ModuleError, NotInRangeValueError
 
 META_FILE = "_meta.yaml"
-LOG_DIR = "logs"
-LOG_FILE = "70_driver_log.txt"
 
 
 @dataclass
@@ -85,7 +86,7 @@ class NodeContext:
         self._cancelled = cancelled
         self._launcher = launcher
         self._extra_meta: dict[str, dict] = {}
-        self.log_path = self.node_dir / LOG_DIR / LOG_FILE
+        self.log_path = paths.log_file(paths.logs_dir(self.node_dir))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log_path.open("a", encoding="utf-8", buffering=1)
 
@@ -93,7 +94,7 @@ class NodeContext:
     def output_dir(self, port: str) -> Path:
         if self.module.output(port) is None:
             raise KeyError(f"{self.module.label} has no output port {port!r}")
-        path = self.node_dir / port
+        path = paths.output_dir(self.node_dir, port)
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -142,7 +143,7 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
     `launcher` starts the processes of a distributed module (NodeContext.launch_distributed)."""
     node_dir = Path(node_dir)
     for port in module.outputs:  # a retried node starts clean
-        shutil.rmtree(node_dir / port.name, ignore_errors=True)
+        shutil.rmtree(paths.output_dir(node_dir, port.name), ignore_errors=True)
     params = module.resolved_params(node.get("parameters", {}))
     run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
     ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher)
@@ -180,6 +181,6 @@ def check_params(module: type[Module], params: dict) -> None:
 
 def error_text(e: BaseException) -> str:
     """What the user reads: a module's own error by name; anything else with its traceback."""
-    if isinstance(e, ModuleError):
+    if isinstance(e, (ModuleError, OutsideFolder)):
         return f"{type(e).__name__}: {e}"
     return "".join(traceback.format_exception(e)).rstrip()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jsonschema
 
+from designer.engine import paths
 from designer.engine.schema_migrations import SchemaVersionError, migrate
 from modules.base import compatible
 
@@ -92,6 +93,10 @@ def schema_problems(doc: dict) -> list[Problem]:
         if len(path) >= 2 and path[0] == "links" and isinstance(path[1], int):
             link = _safe_id(doc["links"], path[1])
         where = "/".join(map(str, path)) or "(top level)"
+        if err.validator == "pattern" and path[-1:] == ["id"]:  # an id names a folder (paths.py)
+            problems.append(Problem(f"{where}: {err.instance!r} cannot be an id: an id is {paths.ID_RULE}",
+                                    "bad_id", node=node, link=link))
+            continue
         problems.append(Problem(f"{where}: {err.message}", "schema", node=node, link=link))
     return problems
 

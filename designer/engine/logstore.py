@@ -1,9 +1,14 @@
-"""Read a log file from a byte offset: the live tail used by the API and the page."""
+"""Read a log file from a byte offset: the live tail used by the API and the page.
+
+`read()` takes a node's logs folder and a log name as a user sent it: the name is resolved by
+paths.log_file, so that `../../other-run/...` reads nothing outside the folder."""
 from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
 from pathlib import Path
+
+from designer.engine import paths
 
 MAX_CHUNK = 256 * 1024
 
@@ -16,9 +21,14 @@ class Chunk:
     size: int  # the file's size now
 
 
+def read(logs_folder: Path, name: str, offset: int = 0, max_bytes: int = MAX_CHUNK) -> Chunk:
+    """The log `name` of a logs folder from `offset`; paths.OutsideFolder if the name leaves it."""
+    return read_from(paths.log_file(logs_folder, name), offset, max_bytes)
+
+
 def read_from(path: Path, offset: int = 0, max_bytes: int = MAX_CHUNK) -> Chunk:
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         return Chunk("", offset, offset, 0)
     size = path.stat().st_size
     offset = max(0, min(offset, size))
