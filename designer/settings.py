@@ -127,6 +127,12 @@ if not ARTIFACT_ROOT.is_absolute():
 # uploaded datasets live under ARTIFACT_ROOT/datasets/<owner id>/...; larger uploads are refused (413)
 DATASET_MAX_UPLOAD_MB = env_float("DATASET_MAX_UPLOAD_MB", 2048, minimum=1)
 DATASET_MAX_UPLOAD_BYTES = int(DATASET_MAX_UPLOAD_MB * 1024 * 1024)
+# request bodies (designer/limits.py refuses larger ones from their headers, before reading them):
+# any request but a dataset upload, and any request of a visitor who is not signed in
+REQUEST_MAX_BODY_MB = env_float("REQUEST_MAX_BODY_MB", 20, minimum=1)
+REQUEST_MAX_BODY_BYTES = int(REQUEST_MAX_BODY_MB * 1024 * 1024)
+ANONYMOUS_MAX_BODY_KB = env_float("ANONYMOUS_MAX_BODY_KB", 64, minimum=1)
+ANONYMOUS_MAX_BODY_BYTES = int(ANONYMOUS_MAX_BODY_KB * 1024)
 EXTRA_MODULE_PACKAGES = tuple(p for p in env_str("DESIGNER_EXTRA_MODULES", "").split(",") if p)
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
@@ -176,6 +182,7 @@ INSTALLED_APPS = [
     "designer.pipelines",
 ]
 MIDDLEWARE = [
+    "designer.middleware.JsonErrorsForApi",  # first: it sees every answer under /api/
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -215,6 +222,7 @@ STATIC_ROOT = DATA_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor", BASE_DIR / "node_modules")]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
+CSRF_FAILURE_VIEW = "designer.middleware.csrf_failure"  # JSON under /api/
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

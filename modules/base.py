@@ -6,6 +6,7 @@ Plain Python: imports neither Django nor torch.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,6 +106,28 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def not_finite(value: Any) -> str | None:
+    """Why a number cannot be a parameter value (or be stored at all), or None when it can.
+
+    Python's json module reads NaN, Infinity and -Infinity, which JSON itself does not have, and
+    turns a literal too large for a float (1e400) into Infinity: PostgreSQL refuses all of them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if value != value:
+            return "NaN is not a number"
+        return (f"{'-' if value < 0 else ''}Infinity (or a number too large for a float, such as 1e400) "
+                "is not a finite number")
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text.lstrip('-'))} digits)"
+
+
+# a whole number past this fits no integer type of the libraries the modules use (64-bit)
+INT_LIMIT = 2**63 - 1
+
+
 @dataclass
 class _Ranged(Param):
     min: float | None = None
@@ -135,13 +158,19 @@ class Int(_Ranged):
     type: str = field(default="int", init=False)
 
     def check(self, value):
-        if not _is_number(value) or int(value) != value:
+        if not _is_number(value):
             return f"expected a whole number, got {value!r}"
+        if not_finite(value):
+            return f"expected a whole number: {not_finite(value)}"
+        if int(value) != value:
+            return f"expected a whole number, got {value!r}"
+        if abs(value) > INT_LIMIT:
+            return f"{_short(value)} is too large: a whole number here is between {-INT_LIMIT} and {INT_LIMIT}"
         return self._check_range(value)
 
     def normalise(self, value):
         # 3.0 from a file is the same whole number as 3
-        return int(value) if _is_number(value) and int(value) == value else value
+        return int(value) if _is_number(value) and not not_finite(value) and int(value) == value else value
 
 
 @dataclass
@@ -151,8 +180,10 @@ class Float(_Ranged):
     def check(self, value):
         if not _is_number(value):
             return f"expected a number, got {value!r}"
-        if value != value:
-            return "expected a number, got NaN"
+        if not_finite(value):  # also with no maximum: Infinity is no value a module can use
+            return f"expected a finite number: {not_finite(value)}"
+        if isinstance(value, int) and not -1e308 < value < 1e308:
+            return f"{_short(value)} is too large for a floating-point number"
         return self._check_range(value)
 
     def normalise(self, value):

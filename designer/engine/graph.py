@@ -15,7 +15,7 @@ import jsonschema
 
 from designer.engine import paths
 from designer.engine.schema_migrations import SchemaVersionError, migrate
-from modules.base import compatible
+from modules.base import compatible, not_finite
 
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64
@@ -109,9 +109,41 @@ def _safe_id(items, index):
 # --------------------------------------------------------------------------- validation
 
 
+def unstorable_problems(doc: dict, catalogue=None) -> list[Problem]:
+    """NaN, Infinity and numbers too large for a float (json reads 1e400 as Infinity) anywhere in
+    a document of the right shape: no module can use them and PostgreSQL cannot store them. A
+    parameter is named with its module and label."""
+    problems = []
+    for where, value in _floats(doc, ()):
+        reason = not_finite(value)
+        if reason is None:
+            continue
+        node = doc["nodes"][where[1]] if where[:1] == ("nodes",) else None
+        nid = None if node is None else str(node.get("id"))
+        if node is not None and len(where) == 4 and where[2] == "parameters":
+            module = catalogue.get(node.get("kind")) if catalogue is not None else None
+            param = module.param(where[3]) if module is not None else None
+            label = f"{module.label}: {param.label}" if param else f"{node.get('kind')}: {where[3]}"
+            problems.append(Problem(f"{label}: {reason}", "bad_value", node=nid, param=where[3]))
+        else:
+            problems.append(Problem(f"{'/'.join(map(str, where))}: {reason}", "bad_value", node=nid))
+    return problems
+
+
+def _floats(value, where: tuple):
+    if isinstance(value, float):
+        yield where, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _floats(v, (*where, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _floats(v, (*where, i))
+
+
 def validate(doc: dict, catalogue) -> list[Problem]:
     """All problems of a (migrated) document: schema first; semantics when the shape is right."""
-    problems = schema_problems(doc)
+    problems = schema_problems(doc) or unstorable_problems(doc, catalogue)
     if problems:
         return problems
     nodes: dict[str, dict] = {}

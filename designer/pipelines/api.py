@@ -6,13 +6,13 @@ import json
 from functools import wraps
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
-from designer.engine import graph, logstore
-from designer.engine.executor import LOG_DIR
+from designer.engine import graph, logstore, paths
 from designer.pipelines import events, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Pipeline, Run
@@ -69,6 +69,9 @@ def checked_draft(doc) -> tuple[dict, list]:
     shape = graph.schema_problems(doc)
     if shape:
         raise BadRequest("the pipeline does not follow the file format", shape)
+    unstorable = graph.unstorable_problems(doc, get_catalogue())
+    if unstorable:  # a draft may hold a wrong value, but not one the database cannot store
+        raise BadRequest(f"the pipeline holds {len(unstorable)} value(s) that are not numbers", unstorable)
     return doc, graph.validate(doc, get_catalogue())
 
 
@@ -139,6 +142,8 @@ def pipeline_detail(request, pk):
     data = body_json(request)
     if "revision" not in data:
         raise BadRequest("say which revision you edited: `revision` is required")
+    if not isinstance(data["revision"], int) or isinstance(data["revision"], bool):
+        raise BadRequest(f"`revision` must be a whole number (the revision you edited), got {data['revision']!r}")
     draft, problems = checked_draft(data["draft"]) if "draft" in data else (p.draft, None)
     with transaction.atomic():
         fields = {"revision": p.revision + 1, "draft": draft}
@@ -206,7 +211,10 @@ def pipeline_runs(request, pk):
     if request.method == "GET":
         return JsonResponse({"runs": [run_json(r, False) for r in p.runs.all()]})
     data = body_json(request)
-    regenerate = set(data.get("regenerate", [])) if isinstance(data.get("regenerate"), list) else bool(data.get("regenerate"))
+    regenerate = data.get("regenerate", False)
+    if not isinstance(regenerate, bool) and not (isinstance(regenerate, list) and all(isinstance(n, str) for n in regenerate)):
+        raise BadRequest(f"`regenerate` is true, false or a list of node ids, got {regenerate!r}")
+    regenerate = set(regenerate) if isinstance(regenerate, list) else regenerate
     try:
         run = runs.submit(request.user, p.draft, pipeline=p, name=p.name, regenerate=regenerate)
     except graph.PipelineInvalid as e:
@@ -261,7 +269,22 @@ def _int(raw, default: int) -> int:
 
 def _logs_dir(nr: NodeRun) -> Path:
     source = nr.reused_from or nr  # a reused node shows the log of the run that made its outputs
-    return runs.node_dir(source.run_id, source.node_id) / LOG_DIR
+    return paths.logs_dir(_checked(runs.node_dir, source.run_id, source.node_id))
+
+
+def output_dir(nr: NodeRun, port: str) -> Path:
+    """Where the output `port` of a node is stored, if it is inside the artifact store and the
+    node that made it has an id that names a folder of its run (an old run may hold `..`)."""
+    source = nr.reused_from or nr
+    _checked(runs.node_dir, source.run_id, source.node_id)
+    return _checked(paths.inside, settings.ARTIFACT_ROOT, nr.outputs[port])
+
+
+def _checked(path_of, *parts) -> Path:
+    try:
+        return path_of(*parts)
+    except paths.OutsideFolder as e:
+        raise BadRequest(f"these files cannot be shown: {e}")
 
 
 def _list(directory: Path) -> list[dict]:
@@ -279,7 +302,7 @@ def node_log(request, pk, node_id):
     name = request.GET.get("file") or (names[0] if names else "70_driver_log.txt")
     if name not in names and names:
         raise BadRequest(f"no log named {name!r}; this node's logs: {', '.join(names)}", status=404)
-    chunk = logstore.read_from(logs / name, _int(request.GET.get("offset"), 0))
+    chunk = _checked(logstore.read, logs, name, _int(request.GET.get("offset"), 0))
     return JsonResponse({"file": name, "files": names, "text": chunk.text, "offset": chunk.offset,
                          "next_offset": chunk.next_offset, "size": chunk.size, "status": nr.status, "error": nr.error})
 
@@ -287,16 +310,21 @@ def node_log(request, pk, node_id):
 @api("GET")
 def node_files(request, pk, node_id):
     nr = _noderun(request, pk, node_id)
-    return JsonResponse({"outputs": {port: _list(Path(d)) for port, d in sorted(nr.outputs.items())},
+    return JsonResponse({"outputs": {port: _list(output_dir(nr, port)) for port in sorted(nr.outputs)},
                          "logs": _list(_logs_dir(nr)), "status": nr.status, "error": nr.error})
 
 
 @api("GET")
 def node_file_download(request, pk, node_id, area, path):
     nr = _noderun(request, pk, node_id)
-    base = _logs_dir(nr) if area == "logs" else Path(nr.outputs.get(area, "/nonexistent"))
-    target = (base / path).resolve()
-    if not target.is_file() or not target.is_relative_to(base.resolve()):
+    if area != "logs" and area not in nr.outputs:
+        raise Http404
+    base = _logs_dir(nr) if area == "logs" else output_dir(nr, area)
+    try:
+        target = paths.inside(base, path)
+    except paths.OutsideFolder:
+        raise Http404
+    if not target.is_file():
         raise Http404
     return FileResponse(target.open("rb"), as_attachment=True, filename=target.name)
 

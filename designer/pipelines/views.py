@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import mimetypes
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
@@ -17,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from designer.engine import graph
 from designer.pipelines import visualize
-from designer.pipelines.api import EMPTY_PIPELINE
+from designer.pipelines.api import EMPTY_PIPELINE, BadRequest, output_dir
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Pipeline, Run
 
@@ -179,8 +178,15 @@ def node_visualize(request, pk, node_id):
     """The Visualize pane of one node of a run: a preview of each of its outputs."""
     nr = _noderun(request, pk, node_id)
     wrong_only = request.GET.get("wrong") == "1"
-    outputs = [{"port": port, **visualize.preview(Path(d), wrong_only)} for port, d in sorted(nr.outputs.items())]
+    outputs = [{"port": port, **_preview(nr, port, wrong_only)} for port in sorted(nr.outputs)]
     return render(request, "pipelines/_visualize.html", {"nr": nr, "run_id": pk, "outputs": outputs, "wrong_only": wrong_only})
+
+
+def _preview(nr: NodeRun, port: str, wrong_only: bool) -> dict:
+    try:
+        return visualize.preview(output_dir(nr, port), wrong_only)
+    except BadRequest as e:  # a folder outside the store, or an old node id such as `..`
+        return {"type": "unknown", "error": str(e)}
 
 
 @login_required
@@ -188,8 +194,11 @@ def node_visualize(request, pk, node_id):
 def node_image(request, pk, node_id, port, index):
     """One image of an ImageDirectory output (only files inside the artifact or data store)."""
     nr = _noderun(request, pk, node_id)
-    directory = nr.outputs.get(port)
-    path = directory and visualize.image_path(Path(directory), index, [settings.ARTIFACT_ROOT, settings.DATA_DIR])
+    try:
+        directory = port in nr.outputs and output_dir(nr, port)
+    except BadRequest:
+        directory = None
+    path = directory and visualize.image_path(directory, index, [settings.ARTIFACT_ROOT, settings.DATA_DIR])
     if not path:
         raise Http404("no such image")
     return FileResponse(path.open("rb"), content_type=mimetypes.guess_type(path.name)[0] or "application/octet-stream")

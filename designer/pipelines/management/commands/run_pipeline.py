@@ -1,5 +1,6 @@
 """Run a pipeline file headless, through the same engine and workers as the web app."""
 import json
+import math
 import sys
 import time
 from datetime import datetime
@@ -98,8 +99,18 @@ def apply_override(doc: dict, item: str) -> None:
     node = next((n for n in doc["nodes"] if n.get("id") == node_id), None)
     if node is None:
         raise CommandError(f"--set {item!r}: no node {node_id!r} (nodes: {', '.join(n.get('id', '?') for n in doc['nodes'])})")
+    node.setdefault("parameters", {})[param] = override_value(raw)
+
+
+def override_value(raw: str):
+    """JSON (3, 0.5, 1e400, NaN, true, "text"), else the text itself; but nan, inf and -inf in
+    any case are the numbers (the validation then names the parameter that cannot take them)."""
     try:
-        value = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError:
-        value = raw
-    node.setdefault("parameters", {})[param] = value
+        pass
+    try:
+        number = float(raw)
+    except ValueError:
+        return raw
+    return raw if math.isfinite(number) else number
