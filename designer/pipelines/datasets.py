@@ -3,6 +3,8 @@
 `bind()` is the one gate between a pipeline document and a stored file: it runs when a run is
 submitted, checks that every Dataset node names a dataset of the run's owner, and writes that
 dataset's path into the node's `stored_file` parameter (a value already there is replaced).
+Every dataset path comes from designer/engine/paths.py: an upload named `../../x.zip` is stored
+as `x.zip` in its own folder, and a stored file outside its owner's folder is never used.
 """
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from designer.engine import graph
+from django.conf import settings
+
+from designer.engine import graph, paths
 from designer.pipelines.models import Dataset
 
 DATASET_KIND = "dataset"
@@ -46,19 +50,29 @@ def check_archive(fileobj, filename: str) -> None:
 
 def store(owner, name: str, uploaded) -> Dataset:
     """Save an uploaded (Django) file as a dataset of `owner`; call check_archive first."""
-    ds = Dataset(owner=owner, name=(name or Path(uploaded.name).name)[:200], size=uploaded.size)
-    ds.file.save(Path(uploaded.name).name, uploaded, save=False)
+    filename = paths.safe_filename(uploaded.name)
+    ds = Dataset(owner=owner, name=(name or filename)[:200], size=uploaded.size)
+    ds.file.save(filename, uploaded, save=False)
     ds.save()
     return ds
 
 
+def stored_path(ds: Dataset) -> Path:
+    """The dataset's file; paths.OutsideFolder unless it is in its owner's dataset folder."""
+    return paths.dataset_file(settings.ARTIFACT_ROOT, ds.owner_id, ds.file.name)
+
+
 def delete(ds: Dataset) -> None:
-    folder = Path(ds.file.path).parent
-    ds.file.delete(save=False)
     try:
-        folder.rmdir()  # the upload's own folder, now empty
-    except OSError:
-        pass
+        path = stored_path(ds)
+    except paths.OutsideFolder:
+        path = None  # not ours to remove: forget the record only
+    if path is not None:
+        path.unlink(missing_ok=True)
+        try:
+            path.parent.rmdir()  # the upload's own folder, now empty
+        except OSError:
+            pass
     ds.delete()
 
 
@@ -79,7 +93,11 @@ def bind(owner, doc: dict) -> dict:
             what = "no dataset chosen" if dataset_id is None else f"you have no dataset with id {dataset_id!r}"
             problems.append(graph.Problem(f"Dataset: {what}", "unknown_dataset", node=node.get("id"), param="dataset"))
             continue
-        params["stored_file"] = str(Path(found.file.path))
+        try:
+            params["stored_file"] = str(stored_path(found))
+        except paths.OutsideFolder:
+            problems.append(graph.Problem(f"Dataset: the file of dataset {dataset_id} is not in its owner's folder",
+                                          "unknown_dataset", node=node.get("id"), param="dataset"))
     if problems:
         raise graph.PipelineInvalid(problems)
     return doc

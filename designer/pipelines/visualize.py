@@ -9,6 +9,7 @@ import csv
 import json
 from pathlib import Path
 
+from designer.engine import paths
 from designer.engine.executor import read_meta
 
 MAX_THUMBS = 120
@@ -49,17 +50,27 @@ def image_directory(directory: Path, meta: dict) -> dict:
 
 
 def image_path(directory: Path, index: int, allowed_roots: list[Path]) -> Path | None:
-    """The file of the index-th image, if it is an image inside one of the allowed roots."""
-    items = image_items(directory)
+    """The file of the index-th image, if it is an image inside one of the allowed roots (an
+    index.csv names images by a path relative to its folder, or absolute)."""
+    try:
+        items = image_items(directory)
+    except (OSError, ValueError, KeyError, csv.Error):  # not an ImageDirectory, or unreadable
+        return None
     if not 0 <= index < len(items):
         return None
-    p = Path(items[index][0])
-    p = (p if p.is_absolute() else Path(directory) / p).resolve()
-    if p.suffix.lower() not in IMAGE_SUFFIXES or not p.is_file():
-        return None
-    if not any(p.is_relative_to(Path(root).resolve()) for root in allowed_roots):
+    p = _inside_any(allowed_roots, Path(directory, items[index][0]))
+    if p is None or p.suffix.lower() not in IMAGE_SUFFIXES or not p.is_file():
         return None
     return p
+
+
+def _inside_any(roots: list[Path], path: Path) -> Path | None:
+    for root in roots:
+        try:
+            return paths.inside(root, path)
+        except paths.OutsideFolder:
+            continue
+    return None
 
 
 def scored_dataset(directory: Path, wrong_only: bool) -> dict:
