@@ -42,7 +42,7 @@ def test_run_pipeline_prints_each_status_and_succeeds(tmp_path):
     lines = [(0, line) for line in out.splitlines()]
     assert [steps_of(lines, f"n{i} ({kind})") for i, kind in enumerate(["toy_source", "toy_add", "toy_add"])] == \
         [["queued", "running", "completed"]] * 3
-    assert Run.objects.get().owner.username == "admin"
+    assert Run.objects.get().owner.username == "admin"  # the first user, made on a new machine
 
 
 def test_run_pipeline_exits_non_zero_with_the_failing_nodes_error(tmp_path):
@@ -228,3 +228,83 @@ def test_the_web_process_never_imports_torch(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"bad": {}, "kinds": 11, "panes": 10 + 11, "heavy": []}, out.stderr[-3000:]
+
+
+# ---------------------------------------------------------------- a new machine
+
+
+def manage(data_dir, *args, timeout=300):
+    """`manage.py ARGS` as a user types it on a new machine: an empty data folder, SQLite."""
+    env = {"PATH": "/usr/bin:/bin", "DESIGNER_DATA_DIR": str(data_dir), "DESIGNER_EXTRA_MODULES": "tests.toy_modules"}
+    return subprocess.run([sys.executable, "manage.py", *map(str, args)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def usernames(data_dir) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(data_dir / "designer.sqlite3") as db:
+        return [name for (name,) in db.execute("SELECT username FROM auth_user ORDER BY id")]
+
+
+def test_on_a_new_machine_add_dataset_then_run_pipeline_set_up_the_database_and_work(tmp_path):
+    data = tmp_path / "new"
+    folder = tmp_path / "pets" / "cats"
+    folder.mkdir(parents=True)
+    (folder / "1.png").write_bytes(b"not really a png")
+    out = manage(data, "add_dataset", tmp_path / "pets")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "no such table" not in out.stderr and "Setting up the database first" in out.stderr
+    assert "Created the first user: sign in as admin / " in out.stderr  # as `make run` does
+    assert out.stdout.strip() == "1"  # stdout is the dataset id alone: scripts read it
+    assert [p.name for p in (data / "artifacts" / "datasets" / "1").rglob("*.zip")] == ["pets.zip"]
+    out = manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline")
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    assert out.stdout.strip().endswith("run 1 completed") and "Setting up" not in out.stderr
+    assert usernames(data) == ["admin"]
+
+
+def test_on_a_new_machine_run_pipeline_sets_up_the_database_and_runs(tmp_path):
+    data = tmp_path / "new"
+    out = manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline")
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    assert "no such table" not in out.stderr and "Setting up the database first" in out.stderr
+    assert "n1 (toy_add): completed" in out.stdout and out.stdout.strip().endswith("run 1 completed")
+
+
+def test_an_owner_that_does_not_exist_is_refused_and_not_created(tmp_path):
+    data = tmp_path / "new"
+    path = write(tmp_path, chain(2))
+    for command in (["run_pipeline", path, "--inline"], ["add_dataset", path], ["import_pipeline", path]):
+        out = manage(data, *command, "--owner", "alcie")
+        assert out.returncode == 1, (command, out.stdout, out.stderr[-3000:])
+        assert "--owner 'alcie': there is no user named 'alcie' (users: none yet)" in out.stderr, out.stderr[-3000:]
+        assert "manage.py createsuperuser --username alcie" in out.stderr and "Traceback" not in out.stderr
+    assert usernames(data) == []
+    assert manage(data, "ensure_admin").returncode == 0
+    out = manage(data, "run_pipeline", path, "--inline", "--owner", "alcie")
+    assert out.returncode == 1 and "(users: admin)" in out.stderr and usernames(data) == ["admin"]
+    out = manage(data, "run_pipeline", path, "--inline")  # admin exists now: the default owner
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+def test_an_owner_that_does_not_exist_is_refused_in_process_too(tmp_path, users):
+    code, out, err = run_command("run_pipeline", write(tmp_path, chain(2)), "--inline", "--owner", "nobody")
+    assert code == 1 and "there is no user named 'nobody' (users: collaborator, owner, stranger)" in err
+    code, out, err = run_command("run_pipeline", write(tmp_path, chain(2)), "--inline")  # users exist, admin does not
+    assert code == 1 and "no user named 'admin'" in err
+    assert not Run.objects.exists() and sorted(u.username for u in users.values()) == ["collaborator", "owner", "stranger"]
+    from django.contrib.auth import get_user_model
+
+    assert get_user_model().objects.count() == 3
+
+
+def test_on_a_new_machine_a_file_whose_node_id_is_dot_dot_is_refused(tmp_path):
+    data = tmp_path / "new"
+    doc = chain(2)
+    doc["nodes"][0]["id"] = ".."
+    doc["links"][0]["from"]["node"] = ".."
+    out = manage(data, "run_pipeline", write(tmp_path, doc), "--inline")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "node '..': nodes/0/id: '..' cannot be an id: an id is 1 to 64 letters" in out.stderr
+    assert not (data / "artifacts").exists() or not any((data / "artifacts").rglob("*"))

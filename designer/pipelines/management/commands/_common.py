@@ -1,16 +1,41 @@
+"""What the headless commands share: a database ready on first use, the owner, a pipeline file."""
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from designer.engine import graph
 
+DEFAULT_OWNER = "admin"
 
-def owner(username: str, create: bool = True):
+
+def ready_database(stderr) -> None:
+    """Apply what is missing of the database's tables, as `make run` does: on a new machine (an
+    empty DESIGNER_DATA_DIR) a headless command is often the first thing a user types."""
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if plan:
+        stderr.write(f"Setting up the database first ({len(plan)} migration(s), as `manage.py migrate` does).")
+        call_command("migrate", interactive=False, verbosity=0)
+
+
+def owner(username: str, stderr):
+    """The user named `username`; CommandError if there is none (a typo must not put a run in
+    an account nobody signs in to). On a new machine with no user at all, the default owner
+    `admin` is created as `make run` creates it (manage.py ensure_admin), its password printed."""
     User = get_user_model()
     user = User.objects.filter(username=username).first()
+    if user is None and username == DEFAULT_OWNER and not User.objects.exists():
+        call_command("ensure_admin", username=DEFAULT_OWNER, stdout=stderr)
+        user = User.objects.filter(username=username).first()
     if user is None:
-        if not create:
-            raise CommandError(f"no user named {username!r}")
-        user = User.objects.create_user(username)  # no password: headless only until one is set
+        known = ", ".join(sorted(User.objects.values_list("username", flat=True)[:20])) or "none yet"
+        raise CommandError(
+            f"--owner {username!r}: there is no user named {username!r} (users: {known}). Create one first:\n"
+            f"  .venv/bin/python manage.py createsuperuser --username {username}   (asks for a password)\n"
+            f"  or, signed in as an administrator, /admin/ > Users > Add user\n"
+            f"  (on a new machine, `.venv/bin/python manage.py ensure_admin` creates the first user, admin)")
     return user
 
 

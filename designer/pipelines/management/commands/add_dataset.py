@@ -7,7 +7,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
 from designer.pipelines import datasets
-from designer.pipelines.management.commands._common import owner
+from designer.pipelines.management.commands._common import DEFAULT_OWNER, owner, ready_database
 
 
 class Command(BaseCommand):
@@ -15,12 +15,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path")
-        parser.add_argument("--owner", default="admin")
+        parser.add_argument("--owner", default=DEFAULT_OWNER, help="an existing user (default: admin)")
         parser.add_argument("--name", default="")
 
     def handle(self, *args, **opts):
         path = Path(opts["path"])
-        user = owner(opts["owner"])
+        ready_database(self.stderr)
+        user = owner(opts["owner"], self.stderr)
         with tempfile.TemporaryDirectory() as tmp:
             if path.is_dir():
                 archive = Path(tmp) / f"{path.name}.zip"

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from designer.pipelines.api import export_text
+from designer.pipelines.management.commands._common import ready_database
 from designer.pipelines.models import Pipeline
 
 
@@ -12,6 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("file", help="output file, or - for standard output")
 
     def handle(self, *args, **opts):
+        ready_database(self.stderr)
         p = Pipeline.objects.filter(pk=opts["pipeline"]).first() if opts["pipeline"].isdigit() else None
         if p is None:
             raise CommandError(f"no pipeline with id {opts['pipeline']!r}")

@@ -10,7 +10,13 @@ from django.core.management.base import BaseCommand, CommandError
 from designer.engine import graph
 from designer.engine import scheduler as s
 from designer.pipelines import runs
-from designer.pipelines.management.commands._common import owner, problems_text, read_pipeline_file
+from designer.pipelines.management.commands._common import (
+    DEFAULT_OWNER,
+    owner,
+    problems_text,
+    read_pipeline_file,
+    ready_database,
+)
 from designer.pipelines.models import Run
 
 
@@ -23,17 +29,19 @@ class Command(BaseCommand):
                             help="override a parameter; VALUE is read as JSON, else as text")
         parser.add_argument("--regenerate", nargs="*", metavar="NODE",
                             help="do not reuse earlier outputs (of the named nodes, or of every node)")
-        parser.add_argument("--owner", default="admin", help="user the run belongs to (default: admin)")
+        parser.add_argument("--owner", default=DEFAULT_OWNER, help="an existing user the run belongs to (default: admin)")
         parser.add_argument("--inline", action="store_true", help="run the nodes in this process instead of on the workers")
         parser.add_argument("--timeout", type=float, default=0, help="give up after this many seconds (default: never)")
 
     def handle(self, *args, **opts):
         doc = read_pipeline_file(opts["file"])
+        ready_database(self.stderr)
+        user = owner(opts["owner"], self.stderr)
         for item in opts["set"]:
             apply_override(doc, item)
         regenerate = True if opts["regenerate"] == [] else set(opts["regenerate"] or ())
         try:
-            run = runs.submit(owner(opts["owner"]), doc, name=doc.get("name"), regenerate=regenerate, inline=opts["inline"])
+            run = runs.submit(user, doc, name=doc.get("name"), regenerate=regenerate, inline=opts["inline"])
         except graph.PipelineInvalid as e:
             raise CommandError(f"{opts['file']} cannot run, {len(e.problems)} problem(s):\n{problems_text(e.problems)}")
         self.stdout.write(f"run {run.id}: {len(doc['nodes'])} node(s) submitted")
