@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,13 +119,56 @@ def rank_states(state_dir: Path) -> dict[int, dict]:
     return states
 
 
-def first_failure(state_dir: Path) -> tuple[int, dict] | None:
-    """The rank that failed first (the others usually fail because it did), or None."""
-    failed = [(s["failed_at"], rank, s) for rank, s in rank_states(state_dir).items() if s.get("failed_at")]
-    if not failed:
+# A rank that failed with one of these lost a peer: it failed because another rank ended first
+# (Gloo: "Connection closed by peer ... typically caused by a remote worker crashing"; NCCL:
+# "remote process exited"), so it is never the cause while another rank failed otherwise.
+PEER_LOST = ("closed by peer", "reset by peer", "broken pipe", "remote worker crash", "remote process exited")
+
+
+@dataclass(frozen=True)
+class RankFailure:
+    rank: int
+    at: float  # when (time.time() of the rank, or of its watcher the moment it ended)
+    how: str  # "failed (ValueError: ...)", "was killed by signal 9 (SIGKILL)", "exited with code 3"
+    lost_a_peer: bool
+    state: dict
+    unsure: bool = False  # it ended, but maybe well
+
+    @property
+    def blame(self) -> int:
+        """Lower first: a failure of its own, then an end that may be one, then a lost peer."""
+        return 2 if self.lost_a_peer else 1 if self.unsure else 0
+
+
+def rank_failure(rank: int, state: dict) -> RankFailure | None:
+    """How a rank failed, from what it (training.rank) or its watcher recorded; None if it did not."""
+    if state.get("failed_at"):
+        reason = state.get("reason", "")
+        how = reason if reason.startswith("exited with code") else f"failed ({reason})"
+        return RankFailure(rank, state["failed_at"], how, any(p in reason.lower() for p in PEER_LOST), state)
+    if state.get("signal") and state.get("ended_at"):
+        number = state["signal"]
+        try:
+            name = f" ({signal.Signals(number).name})"
+        except ValueError:
+            name = ""
+        oom = " (SIGKILL: killed by someone, or by the kernel when memory ran out)" if number == signal.SIGKILL else ""
+        return RankFailure(rank, state["ended_at"], f"was killed by signal {number}{name}{oom}", False, state)
+    if state.get("exit_code") and state.get("ended_at"):
+        return RankFailure(rank, state["ended_at"], f"exited with code {state['exit_code']}", False, state)
+    if state.get("ended_at") and "exit_code" not in state:  # reaped before its watcher could look
+        return RankFailure(rank, state["ended_at"], "ended without a word (its exit status was not seen)", False,
+                           state, unsure=True)
+    return None
+
+
+def first_failure(state_dir: Path) -> RankFailure | None:
+    """The rank whose failure came first and was not caused by another's (the others usually fail
+    because it did: a lost connection, or the stop that follows), or None."""
+    failures = [f for rank, st in rank_states(state_dir).items() if (f := rank_failure(rank, st))]
+    if not failures:
         return None
-    _, rank, state = min(failed)
-    return rank, state
+    return min(failures, key=lambda f: (f.blame, f.at))
 
 
 def tail(path: Path, lines: int = 20) -> str:

@@ -7,6 +7,13 @@ Sends its own output (stdout and stderr, so a traceback lands at its end) to
 (`$DESIGNER_RANK_STATE_DIR/rank-<RANK>.json`: the launcher names the first rank that failed),
 then runs `python -m MODULE ARGS...`. It dies with torchrun (PR_SET_PDEATHSIG): a killed worker
 leaves no training process behind.
+
+A process that is killed (SIGKILL, the kernel's OOM killer) or ends without Python's say
+(os._exit, a crash in C) cannot record anything itself, and torchrun only reports it up to a
+second later, after the other ranks have already failed "because the peer closed the connection".
+So each rank forks a small watcher first (no torch in it, nothing but a wait): told by the kernel
+the moment the rank ends (PR_SET_PDEATHSIG), it records when, and how, from the rank's
+/proc/<pid>/stat (exit code or signal, field 52) before torchrun reaps it.
 """
 from __future__ import annotations
 
@@ -53,9 +60,51 @@ class _State:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(self.data))
         os.replace(tmp, self.path)
+
+
+def exit_status(pid: int) -> dict:
+    """How process `pid` ended, while it is not yet reaped: {"exit_code": N} or {"signal": N}; {}
+    when it is gone or still running. Linux: /proc/<pid>/stat field 52 (exit_code, in the form
+    waitpid reports), set when the process starts to exit."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()  # the name in brackets may hold spaces
+        state, status = fields[0], int(fields[49])
+    except (OSError, ValueError, IndexError):
+        return {}
+    if state not in ("Z", "X") and status == 0:
+        return {}
+    return {"signal": status & 0x7F} if status & 0x7F else {"exit_code": (status >> 8) & 0xFF}
+
+
+def _start_watcher(state: _State) -> None:
+    """Fork the watcher of this process (see the module's docstring)."""
+    if sys.platform != "linux" or state.path is None:
+        return
+    watched = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() != 0:
+        return
+    try:  # the watcher: every signal blocked (torchrun's stop signals the whole process group)
+        signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP})
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGUSR1)  # PR_SET_PDEATHSIG
+        if os.getppid() == watched:
+            signal.sigwait({signal.SIGUSR1})
+        ended_at = time.time()
+        how = {}
+        for _ in range(20):  # the status is set as the rank starts to exit; a moment at most
+            how = exit_status(watched)
+            if how or not Path(f"/proc/{watched}").exists():
+                break
+            time.sleep(0.005)
+        state.data = json.loads(state.path.read_text())  # what the rank itself wrote last
+        state.write(ended_at=ended_at, **how)
+    finally:
+        os._exit(0)
 
 
 def main() -> None:
@@ -72,6 +121,7 @@ def main() -> None:
     state = _State(env.get("DESIGNER_RANK_STATE_DIR", ""), rank,
                    {"rank": rank, "node_rank": int(env["NODE_RANK"]), "local_rank": int(env.get("LOCAL_RANK", "0")),
                     "node_index": int(env.get("DESIGNER_NODE_INDEX", "0")), "worker": worker, "pid": os.getpid()})
+    _start_watcher(state)
     print(f"rank {rank} of {env.get('WORLD_SIZE', '1')} (node {env['NODE_RANK']}, local rank {env.get('LOCAL_RANK', '0')}) "
           f"on worker {worker}, pid {os.getpid()}; MASTER_ADDR={env.get('MASTER_ADDR', '')} "
           f"MASTER_PORT={env.get('MASTER_PORT', '')}", flush=True)
@@ -82,7 +132,8 @@ def main() -> None:
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as e:
         if e.code not in (None, 0):
-            state.write(failed_at=time.time(), reason=f"exit code {e.code}")
+            code = e.code if isinstance(e.code, int) else 1  # sys.exit("text") prints the text and exits 1
+            state.write(failed_at=time.time(), reason=f"exited with code {code}")
         raise
     except BaseException as e:
         traceback.print_exc()

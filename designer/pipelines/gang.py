@@ -23,12 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Case, Exists, OuterRef, Q, Value, When
+from django.db.models.functions import Concat
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from designer.celery import host_queue
 from designer.engine import scheduler as s
 from designer.engine.executor import DistributedJob, DistributedLaunchError, NodeContext
+from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeLaunch, NodeRun, Worker
 from training import launch
 
@@ -241,15 +244,74 @@ class _Gang:
                     "(DISTRIBUTED_START_SECONDS); the other nodes were stopped")
         first = launch.first_failure(self.state_dir)
         if first:
-            rank, st = first
-            log = f"70_driver_log_{rank}.txt"
-            return (f"{self.label}: rank {rank} (node {st['node_rank']}, local rank {st['local_rank']}, worker {st['worker']}) "
-                    f"failed ({st['reason']}); the other ranks were stopped. The last lines of {log}:\n"
+            st, log = first.state, f"70_driver_log_{first.rank}.txt"
+            return (f"{self.label}: rank {first.rank} (node {st['node_rank']}, local rank {st['local_rank']}, worker "
+                    f"{st['worker']}) {first.how}; the other ranks were stopped. The last lines of {log}:\n"
                     f"{launch.tail(self.logs / log)}")
         codes = {0: self.local.poll()} | {m.index: m.exit_code for m in members}
         index = next((i for i, c in sorted(codes.items()) if c not in (None, 0)), 0)
         return (f"{self.label}: torchrun on node {index} exited with code {codes[index]} before any process failed; "
                 f"the last lines of {launch.MPI_LOG}:\n{launch.tail(self.mpi_log)}")
+
+
+# ---------------------------------------------------------------- routing: which worker is node 0
+
+
+def run_settings_of(nr: NodeRun) -> tuple[int, int]:
+    """(Node count, Process count per node) of a node; (1, 1) for a module that is not distributed."""
+    if not get_catalogue().get(nr.kind).distributed:
+        return 1, 1
+    node = next((n for n in nr.run.snapshot["nodes"] if n["id"] == nr.node_id), {})
+    rs = node.get("run_settings") or {}
+    return int(rs.get("node_count", 1)), int(rs.get("process_count_per_node", 1))
+
+
+def route_for(nr: NodeRun) -> dict:
+    """The apply_async options of the `run_node` message of `nr`.
+
+    The worker that takes a distributed node's task is its node 0, and node 0 must offer Process
+    count per node units (GPUs, or else CPU cores): so a distributed node other than 1 x 1 goes
+    to the own queue of a live worker that can be its node 0, preferring one that is idle (not
+    reserved by a job and running no node), then the one with the fewest units that fit (the
+    big ones stay free for the big jobs). `{}` (any worker) for any other node, and when no
+    live worker can ever be node 0: the worker that takes it then explains why it cannot start.
+    One query (the run's snapshot aside, when `nr.run` is not loaded yet)."""
+    n, p = run_settings_of(nr)
+    if n * p == 1:
+        return {}
+    from designer.pipelines.runs import live_workers
+
+    running = NodeRun.objects.filter(status=s.RUNNING, worker__endswith=Concat(Value(":"), OuterRef("hostname")))
+    fit = (live_workers().filter(Q(gpus__gte=p) | Q(gpus=0, cpus__gte=p))
+           .annotate(busy=Q(reserved_by__isnull=False) | Exists(running),
+                     units=Case(When(gpus__gt=0, then="gpus"), default="cpus"))
+           .order_by("busy", "units", "hostname").values_list("hostname", flat=True))
+    best = fit.first()
+    return {"queue": host_queue(best)} if best else {}
+
+
+def forward_if_unfit(nr: NodeRun, worker_name: str) -> bool:
+    """Called by a worker that picked up `nr` before claiming it: if `nr` is distributed, this
+    worker cannot be its node 0 (fewer units than Process count per node) and a live worker
+    can, send the node's task on to that worker and return True (this worker must leave the
+    node alone: it stays queued, and is claimed by the worker it was sent to). False otherwise:
+    this worker goes on (and, if it cannot be node 0, fails the node saying why)."""
+    n, p = run_settings_of(nr)
+    if n * p == 1:
+        return False
+    me = Worker.objects.filter(hostname=worker_name).values_list("gpus", "cpus").first()
+    if (me[0] or me[1] if me else settings.WORKER_CPUS) >= p:
+        return False
+    route = route_for(nr)
+    if not route or route["queue"] == host_queue(worker_name):
+        return False
+    from designer.pipelines.tasks import run_node
+
+    try:
+        run_node.apply_async(args=[nr.pk], **route)
+    except OperationalError:
+        pass  # the broker is away: the node stays queued, and queued nodes are sent again (runs.py)
+    return True
 
 
 def lost_with_worker(nr: NodeRun) -> str:
