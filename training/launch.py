@@ -152,8 +152,9 @@ def rank_failure(rank: int, state: dict) -> RankFailure | None:
             name = f" ({signal.Signals(number).name})"
         except ValueError:
             name = ""
-        oom = " (SIGKILL: killed by someone, or by the kernel when memory ran out)" if number == signal.SIGKILL else ""
-        return RankFailure(rank, state["ended_at"], f"was killed by signal {number}{name}{oom}", False, state)
+        if number == signal.SIGKILL:
+            name = " (SIGKILL: sent by someone, or by the kernel when memory ran out)"
+        return RankFailure(rank, state["ended_at"], f"was killed by signal {number}{name}", False, state)
     if state.get("exit_code") and state.get("ended_at"):
         return RankFailure(rank, state["ended_at"], f"exited with code {state['exit_code']}", False, state)
     if state.get("ended_at") and "exit_code" not in state:  # reaped before its watcher could look

@@ -6,6 +6,7 @@ The processes run tests/toy_rank.py (Gloo all-reduces, a failure on demand) thro
 runs Train PyTorch Model itself the same way.
 """
 import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -17,6 +18,7 @@ from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch, Worker
 from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
 from tests.pipes import node, pipeline
+from training import launch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 
@@ -215,6 +217,31 @@ def test_one_rank_raising_stops_every_rank_and_the_node_shows_its_traceback(work
     failed_at = nr.finished_at
     rank1 = (logs_of(run) / "70_driver_log_1.txt")
     assert (failed_at.timestamp() - rank1.stat().st_mtime) < 15  # the node failed within seconds of the rank
+    no_process_left(run)
+
+
+@pytest.mark.parametrize("layout", [(2, 1), (1, 2)], ids=["2x1", "1x2"])
+def test_a_rank_killed_is_named_with_its_signal_not_the_rank_that_lost_its_connection(workers, users, layout):
+    """Issue 10: the node blamed rank 0 ("connection closed by peer"); rank 1 was killed first."""
+    run = runs.submit(users["owner"], toy(*layout, steps=100000, step_seconds=0.05))
+    log = logs_of(run) / "70_driver_log_1.txt"
+    deadline = time.monotonic() + 60
+    while "step 3: sum 2" not in (log.read_text() if log.exists() else ""):  # past the rendezvous, all-reducing
+        assert time.monotonic() < deadline, run.nodes.get().error
+        time.sleep(0.2)
+    state = launch.rank_states(logs_of(run).parent / "work" / "ranks")[1]
+    os.kill(state["pid"], signal.SIGKILL)
+    run = wait_for_run(run.id, timeout=60)
+    nr = run.nodes.get()
+    assert run.status == "failed"
+    first_line = nr.error.splitlines()[0]
+    assert first_line.startswith(
+        f"DistributedLaunchError: Toy distributed: rank 1 (node {state['node_rank']}, local rank {state['local_rank']}, "
+        f"worker {state['worker']}) was killed by signal 9 (SIGKILL"), nr.error
+    assert "peer" not in first_line
+    assert "The last lines of 70_driver_log_1.txt:" in nr.error and "step 3: sum 2" in nr.error
+    mpi = (logs_of(run) / "70_mpi_log.txt").read_text()
+    assert "rank 1 (node " in mpi and "was killed by signal 9 (SIGKILL" in mpi  # the launcher's log ends with it too
     no_process_left(run)
 
 
