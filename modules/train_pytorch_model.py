@@ -3,6 +3,7 @@ import shutil
 import yaml
 
 from modules.base import (
+    Bool,
     Float,
     ImageDirectory,
     Int,
@@ -35,6 +36,10 @@ class TrainPyTorchModel(Module):
         Int("Patience", default=3, min=0, min_exclusive=True,
             help="stop after this many epochs without a lower validation loss"),
         Int("Print frequency", default=10, min=0, help="log a training line every this many steps (0: per epoch only)"),
+        Bool("Sync BatchNorm", default=False,
+             help="distributed runs (Run settings above 1 x 1): batch-norm layers normalise over the images of every "
+                  "process together (the global batch), as one process with the global batch would, instead of over "
+                  "each process's Batch size alone; one small all-reduce per layer and step (torchvision's --sync-bn)"),
     ]
 
     def run(self, ctx, untrained_model, training_dataset, validation_dataset):
