@@ -275,7 +275,7 @@ def test_on_a_new_machine_run_pipeline_sets_up_the_database_and_runs(tmp_path):
 def test_an_owner_that_does_not_exist_is_refused_and_not_created(tmp_path):
     data = tmp_path / "new"
     path = write(tmp_path, chain(2))
-    for command in (["run_pipeline", path, "--inline"], ["add_dataset", path], ["import_pipeline", path]):
+    for command in (["run_pipeline", path, "--inline"], ["add_dataset", path]):
         out = manage(data, *command, "--owner", "alcie")
         assert out.returncode == 1, (command, out.stdout, out.stderr[-3000:])
         assert "--owner 'alcie': there is no user named 'alcie' (users: none yet)" in out.stderr, out.stderr[-3000:]
@@ -284,13 +284,13 @@ def test_an_owner_that_does_not_exist_is_refused_and_not_created(tmp_path):
     assert manage(data, "ensure_admin").returncode == 0
     out = manage(data, "run_pipeline", path, "--inline", "--owner", "alcie")
     assert out.returncode == 1 and "(users: admin)" in out.stderr and usernames(data) == ["admin"]
-    out = manage(data, "run_pipeline", path, "--inline")  # admin exists now: the default owner
-    assert out.returncode == 0, out.stderr[-3000:]
 
 
 def test_an_owner_that_does_not_exist_is_refused_in_process_too(tmp_path, users):
     code, out, err = run_command("run_pipeline", write(tmp_path, chain(2)), "--inline", "--owner", "nobody")
     assert code == 1 and "there is no user named 'nobody' (users: collaborator, owner, stranger)" in err
+    code, out, err = run_command("import_pipeline", write(tmp_path, chain(2)), "--owner", "nobody")
+    assert code == 1 and "there is no user named 'nobody'" in err and not Pipeline.objects.exists()
     code, out, err = run_command("run_pipeline", write(tmp_path, chain(2)), "--inline")  # users exist, admin does not
     assert code == 1 and "no user named 'admin'" in err
     assert not Run.objects.exists() and sorted(u.username for u in users.values()) == ["collaborator", "owner", "stranger"]

@@ -81,6 +81,7 @@ def old_run(owner, status=s.COMPLETED, outputs=None) -> Run:
     return run
 
 
+@pytest.mark.production
 def test_an_old_queued_dot_dot_node_fails_and_writes_nothing_outside_its_run(users):
     """The stranger's cached output and log sit where an old `..` node of the owner would have
     written: they are neither overwritten nor read."""
@@ -100,6 +101,7 @@ def test_an_old_queued_dot_dot_node_fails_and_writes_nothing_outside_its_run(use
     assert stranger_run.nodes.get(node_id="..").status == s.COMPLETED
 
 
+@pytest.mark.production
 def test_the_api_and_pages_read_nothing_for_an_old_dot_dot_node(owner_client, users):
     root = Path(settings.ARTIFACT_ROOT)
     logs = root / "logs"  # where `<run>/..` puts the logs folder: shared by every such node
@@ -136,6 +138,7 @@ def test_a_reused_output_of_an_old_dot_dot_node_is_not_read(owner_client, users)
 # ---------------------------------------------------------------- names sent with a request
 
 
+@pytest.mark.production
 def test_a_log_name_cannot_read_another_users_log(owner_client, stranger_client, users):
     theirs = runs.submit(users["stranger"], chain(1), inline=True)
     their_log = f"../../../{theirs.id}/n0/logs/70_driver_log.txt"
