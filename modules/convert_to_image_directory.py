@@ -17,23 +17,30 @@ skipped path and why, in the log and in the output's `_meta.yaml` (`skipped`); t
 only when no image at all can be read. A large scraped dataset with a few broken files is the
 common case, and one bad file should not cost the whole run; the list says exactly what is left out.
 
-Safety: nothing of the archive is extracted as it is: each image is decoded in memory and written
-under a name chosen here. An entry with an absolute path or a `..` component is refused
-(InvalidDatasetError naming the entry), as is an archive whose files add up to more than
-*Maximum expanded size (MB)*. Links and device entries of a tar are ignored.
+Safety: nothing of the archive is extracted as it is: each image is streamed (1 MB at a time) to
+one scratch file, decoded from there and written under a name chosen here, so that memory stays
+bounded whatever the archive holds. Refused with InvalidDatasetError naming the entry and the limit:
+an entry with an absolute path or a `..` component; a file or folder name longer than the file
+system takes (255 bytes); an archive whose files add up to more than *Maximum expanded size (MB)*,
+by its headers and again as bytes are written (headers can lie); an entry (zip) or archive (tar)
+that expands more than MAX_RATIO times its compressed size (a zip bomb), checked as bytes are
+written. An image of more than MAX_PIXELS pixels is skipped as unreadable (its decoded pixels
+would not fit in a bounded memory). Links and device entries of a tar are ignored.
 """
 from __future__ import annotations
 
-import io
 import os
 import re
+import shutil
 import tarfile
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from modules import _imagedir
 from modules.base import (
@@ -51,13 +58,21 @@ TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".gz", "
 SUPPORTED = ".zip, .tar, .tar.gz, .tgz, .tar.bz2, .tbz2 or a folder"
 MB = 1024 * 1024
 SKIPPED_IN_META = 200  # the full list is in the log
+CHUNK = MB  # what extraction holds in memory at a time
+# a zip bomb expands about 1000 times (deflate's most); images, even uncompressed ones (BMP,
+# PPM, TIFF), expand far less. Checked once an entry (zip) or the archive (tar) has written RATIO_FLOOR.
+MAX_RATIO = 100
+RATIO_FLOOR = MB
+NAME_MAX = 255  # bytes of one file or folder name (Linux, macOS, Windows file systems)
+MAX_PIXELS = 50_000_000  # of one image: 150 MB decoded as 8-bit RGB
 
 
 @dataclass
 class Entry:
     name: str  # posix path inside the archive or folder
-    size: int
-    read: Callable[[], bytes]
+    size: int  # as the archive's headers (or the folder) say
+    open: Callable[[], BinaryIO]
+    packed: int | None = None  # compressed size of this entry (zip); None: see _Budget
 
 
 class ConvertToImageDirectory(Module):
@@ -87,30 +102,34 @@ class ConvertToImageDirectory(Module):
             images = pick_images(entries, source, self.label)
             ctx.log(f"{source.name}: {len(images)} image file(s); ignored {ignored + len(entries) - len(images)} "
                     "other entries (non-images, hidden files, __MACOSX, folders, links)")
-            self._convert(ctx, source, images, limit)
+            budget = _Budget(self.label, source, limit, None if source.is_dir() else source.stat().st_size)
+            self._convert(ctx, source, images, budget)
 
-    def _convert(self, ctx, source: Path, images: list[tuple[Entry, str]], limit: int) -> None:
+    def _convert(self, ctx, source: Path, images: list[tuple[Entry, str]], budget: _Budget) -> None:
         out = ctx.output_dir("image_directory")
+        scratch = out / ".extracting"  # one entry at a time, removed when done
         folders: dict[str, str] = {}
-        items, skipped, read_bytes = [], [], 0
-        for n, (entry, label) in enumerate(images):
-            if n % 50 == 0:
-                ctx.check_cancelled()
-            data = entry.read()
-            read_bytes += len(data)
-            if read_bytes > limit:  # sizes in an archive's headers can lie; what is read cannot
-                raise InvalidDatasetError(f"{self.label}: {source.name} expands past the limit of {limit // MB} MB "
-                                          "(parameter 'Maximum expanded size (MB)')")
-            try:
-                payload, suffix = to_rgb_file(data)
-            except Exception as e:  # Pillow raises many kinds of error for a broken file
-                skipped.append({"path": entry.name, "reason": f"{type(e).__name__}: {e}"})
-                continue
-            folder = folders.setdefault(label, _folder_name(label, folders.values()))
-            rel = Path("images") / folder / f"{len(items):05d}_{_safe(PurePosixPath(entry.name).stem)[:40]}{suffix}"
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            (out / rel).write_bytes(payload)
-            items.append((rel.as_posix(), label))
+        items, skipped = [], []
+        try:
+            for n, (entry, label) in enumerate(images):
+                if n % 50 == 0:
+                    ctx.check_cancelled()
+                folder = folders.setdefault(label, _folder_name(label, folders.values()))
+                stem = f"images/{folder}/{len(items):05d}_{_safe(PurePosixPath(entry.name).stem)[:40]}"
+                try:
+                    budget.extract(entry, scratch)
+                    rel = to_rgb_file(scratch, out / stem)
+                except Unreadable as e:
+                    skipped.append({"path": entry.name, "reason": str(e)})
+                    continue
+                except InvalidDatasetError:
+                    raise
+                except Exception as e:  # Pillow raises many kinds of error for a broken file
+                    skipped.append({"path": entry.name, "reason": f"{type(e).__name__}: {e}"})
+                    continue
+                items.append((rel.relative_to(out).as_posix(), label))
+        finally:
+            scratch.unlink(missing_ok=True)
         if skipped:
             ctx.log(f"WARNING: skipped {len(skipped)} unreadable image(s):\n"
                     + "\n".join(f"  {s['path']}: {s['reason']}" for s in skipped))
@@ -140,6 +159,7 @@ def locate(artifact, module_label: str) -> Path:
         raise InvalidDatasetError(f"{module_label}: the Input dataset {path} does not exist")
     name = (artifact.meta or {}).get("file")
     if name:
+        refuse_long_names(name, path, module_label)
         if PurePosixPath(name).name != name or not (path / name).exists():
             raise InvalidDatasetError(f"{module_label}: the Input dataset names a file {name!r} that is not in {path}")
         return path / name
@@ -171,6 +191,7 @@ def open_entries(source: Path, module_label: str):
             raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
         for e in entries:
             _refuse_unsafe(e.name, source, module_label)
+            refuse_long_names(e.name, source, module_label)
         if not entries:
             raise InvalidDatasetError(f"{module_label}: {source.name} is empty: no file in it")
         yield entries, ignored
@@ -182,7 +203,7 @@ def _zip_entries(z: zipfile.ZipFile) -> tuple[list[Entry], int]:
         if info.is_dir():
             ignored += 1
             continue
-        entries.append(Entry(info.filename, info.file_size, lambda info=info: _read_limited(z.open(info), info.file_size)))
+        entries.append(Entry(info.filename, info.file_size, lambda info=info: z.open(info), info.compress_size))
     return entries, ignored
 
 
@@ -194,7 +215,7 @@ def _tar_entries(t: tarfile.TarFile, source: Path) -> tuple[list[Entry], int]:
                 _refuse_unsafe(m.name, source, "")
             ignored += 1
             continue
-        entries.append(Entry(m.name, m.size, lambda m=m: _read_limited(t.extractfile(m), m.size)))
+        entries.append(Entry(m.name, m.size, lambda m=m: t.extractfile(m)))
     return entries, ignored
 
 
@@ -207,15 +228,68 @@ def _folder_entries(source: Path) -> tuple[list[Entry], int]:
             if p.is_symlink() or not p.is_file() or (p.parent == source and f == "_meta.yaml"):
                 ignored += 1
                 continue
-            entries.append(Entry(p.relative_to(source).as_posix(), p.stat().st_size, p.read_bytes))
+            entries.append(Entry(p.relative_to(source).as_posix(), p.stat().st_size, lambda p=p: p.open("rb")))
     if not entries:
         raise InvalidDatasetError(f"{ConvertToImageDirectory.label}: the folder {source} is empty: no file in it")
     return entries, ignored
 
 
-def _read_limited(f, size: int) -> bytes:
-    with f:
-        return f.read(size + 1)
+class _Budget:
+    """What extraction may write: at most `limit` bytes in all, and no more than MAX_RATIO times
+    the compressed size of a zip entry, or of a whole archive (a tar is compressed as one stream:
+    all of its files count against the size of the archive). Checked as each chunk is written,
+    so that an archive whose headers lie is caught too."""
+
+    def __init__(self, module_label: str, source: Path, limit: int, archive_size: int | None):
+        self.module_label, self.source, self.limit, self.archive_size = module_label, source, limit, archive_size
+        self.written = 0
+
+    def extract(self, entry: Entry, target: Path) -> None:
+        """Stream one entry into `target`, refusing it as soon as it goes past a limit."""
+        entry_written = 0
+        with entry.open() as src, target.open("wb") as dst:
+            while chunk := _read(src):
+                entry_written += len(chunk)
+                self.written += len(chunk)
+                self._check(entry, entry_written)
+                dst.write(chunk)
+
+    def _check(self, entry: Entry, entry_written: int) -> None:
+        if self.written > self.limit:
+            raise InvalidDatasetError(f"{self.module_label}: {self.source.name} expands past the limit of "
+                                      f"{self.limit // MB} MB (parameter 'Maximum expanded size (MB)'), at {entry.name}")
+        packed, expanded, what = entry.packed, entry_written, entry.name
+        if packed is None:
+            packed, expanded, what = self.archive_size, self.written, f"its files up to {entry.name}"
+        if packed is not None and expanded > RATIO_FLOOR and expanded > MAX_RATIO * max(packed, 1):
+            raise InvalidDatasetError(
+                f"{self.module_label}: {self.source.name} is refused as a zip bomb: {what} expand to more than "
+                f"{MAX_RATIO} times their compressed size ({_size(packed)} -> {_size(expanded)} so far; "
+                f"the limit is a compression ratio of {MAX_RATIO}:1)")
+
+
+class Unreadable(Exception):
+    """An entry the archive cannot give back (bad CRC, truncated): skipped like a broken image."""
+
+
+def _read(src) -> bytes:
+    try:
+        return src.read(CHUNK)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, OSError) as e:
+        raise Unreadable(f"{type(e).__name__}: {e}") from None
+
+
+def _size(n: int) -> str:
+    return f"{n / MB:.1f} MB" if n >= MB else f"{n / 1024:.1f} KB"
+
+
+def refuse_long_names(name: str, source: Path, module_label: str) -> None:
+    """InvalidDatasetError naming a file or folder name the file system cannot hold (not an OSError)."""
+    for part in name.replace("\\", "/").split("/"):
+        if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX:
+            raise InvalidDatasetError(
+                f"{module_label or ConvertToImageDirectory.label}: {source.name} holds a file or folder name longer "
+                f"than {NAME_MAX} bytes, more than a file system takes: {part[:60]!r}... ({len(part.encode('utf-8', 'surrogateescape'))} bytes, in {name[:120]!r})")
 
 
 def _refuse_unsafe(name: str, source: Path, module_label: str) -> None:
@@ -251,21 +325,27 @@ def pick_images(entries: list[Entry], source: Path, module_label: str) -> list[t
 # ---------------------------------------------------------------- conversion
 
 
-def to_rgb_file(data: bytes) -> tuple[bytes, str]:
-    """(file bytes, suffix) of the image as 8-bit RGB; raises on anything unreadable."""
+def to_rgb_file(source: Path, stem: Path) -> Path:
+    """Write the image in `source` as 8-bit RGB to `stem` + .jpg (an RGB JPEG, moved as it is) or
+    .png; return that path. Raises on anything unreadable, and on more than MAX_PIXELS pixels."""
     from PIL import Image, ImageOps
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)  # a pixel bomb is unreadable here
-        with Image.open(io.BytesIO(data)) as img:
+        with Image.open(source) as img:
+            if img.width * img.height > MAX_PIXELS:
+                raise ValueError(f"{img.width} x {img.height} pixels, more than the {MAX_PIXELS:,} an image may have here")
             img.load()
             fmt, mode = img.format, img.mode
-            if fmt == "JPEG" and mode == "RGB" and img.getexif().get(0x0112, 1) == 1:
-                return data, ".jpg"
-            rgb = _rgb(ImageOps.exif_transpose(img))
-    buf = io.BytesIO()
-    rgb.save(buf, "PNG")
-    return buf.getvalue(), ".png"
+            keep = fmt == "JPEG" and mode == "RGB" and img.getexif().get(0x0112, 1) == 1
+            rgb = None if keep else _rgb(ImageOps.exif_transpose(img))
+    target = stem.with_name(stem.name + (".jpg" if keep else ".png"))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if keep:
+        shutil.move(source, target)
+    else:
+        rgb.save(target, "PNG")
+    return target
 
 
 def _rgb(img):
@@ -274,7 +354,7 @@ def _rgb(img):
 
     if img.mode.startswith("I") or img.mode == "F":
         # 16-bit (Pillow: I;16*, or I for PNG): the full 16-bit range maps onto 0..255
-        arr = np.asarray(img, dtype=np.float64)
+        arr = np.asarray(img, dtype=np.float32)  # exact for 16-bit values; half the memory of float64
         scale = 1.0 if img.mode == "F" else 257.0
         img = Image.fromarray(np.clip(np.rint(arr / scale), 0, 255).astype(np.uint8), mode="L")
     if img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or (img.mode == "P" and "transparency" in img.info):
