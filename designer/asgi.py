@@ -14,7 +14,8 @@ from django.urls import path  # noqa: E402
 
 from designer.pipelines.consumers import RunConsumer  # noqa: E402
 
-# with DEBUG, a bare `daphne designer.asgi:application` (the browser tests) serves static files too
+# with DEBUG, a bare `daphne designer.asgi:application` (the browser tests) serves static files
+# from their folders; without, WhiteNoise's middleware serves what collectstatic gathered
 if settings.DEBUG:
     django_asgi_app = ASGIStaticFilesHandler(django_asgi_app)
 

@@ -1,4 +1,6 @@
+from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
 from designer.pipelines import api, datasets_api, views
@@ -26,6 +28,9 @@ api_patterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # the sign-in page says when repeated failures lock it (django-axes)
+    path("accounts/login/", LoginView.as_view(extra_context={
+        "failure_limit": settings.AXES_FAILURE_LIMIT, "cooloff_minutes": settings.AXES_COOLOFF_MINUTES}), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(api_patterns)),
     path("", views.home, name="home"),

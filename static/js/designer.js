@@ -587,6 +587,8 @@
     paneNode.setData(data, { overwrite: true });
   }
   $('#tab-module').addEventListener('change', onPaneEdit);
+  // Enter in a field must not send the form: edits are saved by autosave (no inline handler: CSP)
+  $('#tab-module').addEventListener('submit', (e) => e.preventDefault());
   $('#tab-module').addEventListener('input', (e) => { if (e.target.type !== 'checkbox' && e.target.tagName !== 'SELECT') onPaneEdit(e); });
 
   function markPaneProblems() {
