@@ -5,7 +5,9 @@ PIP := .venv/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # the production path's services, for the tests that exercise it
-PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_URL=redis://127.0.0.1:6379/14 CHANNEL_LAYER_URL=redis://127.0.0.1:6379/15
+# (DEBUG is off there, as in production, so it needs a real SECRET_KEY: this one is for tests and benchmarks only)
+PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_URL=redis://127.0.0.1:6379/14 CHANNEL_LAYER_URL=redis://127.0.0.1:6379/15 \
+	SECRET_KEY=make-test-only-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ
 
 .PHONY: run test worker bench deps chromium lint
 
@@ -27,6 +29,8 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# the embedded single-machine app asks for DEBUG (error pages with details, the development secret key)
+run: export DEBUG = true
 run: deps
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py ensure_admin
