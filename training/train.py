@@ -248,6 +248,10 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
 
     set_seed(args.seed)  # same initial weights on every rank (DDP broadcasts rank 0's anyway)
     model = models.build_model(spec, len(classes), Path(args.model_dir)).to(device)
+    if args.distributed and args.sync_bn:
+        model = dist_utils.convert_sync_batchnorm(model)
+        reporter.log("Sync BatchNorm: batch-norm statistics over the global batch of "
+                     f"{args.batch_size * args.world_size} images ({args.world_size} processes x {args.batch_size})")
     model_without_ddp = model
     if args.distributed:
         model = nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank] if device.type == "cuda" else None)
@@ -283,7 +287,10 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
         if args.distributed:
             train_sampler.set_epoch(epoch)
         figures = train_one_epoch(model, criterion, optimizer, train_loader, device, epoch, args, lr_scheduler, reporter)
-        figures.update(evaluate(model, criterion, val_loader, device, len(classes)))
+        # the model that is kept is rank 0's: its batch-norm statistics on every rank (each rank
+        # updated them with its own last batch), so that every shard is scored by that one model
+        dist_utils.broadcast_buffers(model_without_ddp)
+        figures.update(evaluate(model_without_ddp, criterion, val_loader, device, len(classes)))
         _report_epoch(reporter, epoch, figures)
         history.append({"epoch": epoch, **figures})
         stop = keeper.update(epoch, figures["validation_loss"], model_without_ddp)
@@ -353,6 +360,8 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--weight-decay", type=float, default=1e-4)
     p.add_argument("--workers", type=int, default=0, help="data loading processes (0: in the training process)")
     p.add_argument("--threads", type=int, default=0, help="torch threads per process (0: torch's default)")
+    p.add_argument("--sync-bn", action="store_true",
+                   help="distributed: batch-norm statistics over the global batch, not each process's part")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
     return p
@@ -365,7 +374,8 @@ def argv_for(model_dir, train_dir, val_dir, output_dir, params: dict, work_dir="
             "--epochs", str(params["epochs"]), "--batch-size", str(params["batch_size"]),
             "--warmup-steps", str(params["warmup_step_number"]), "--lr", repr(float(params["learning_rate"])),
             "--seed", str(params["random_seed"]), "--patience", str(params["patience"]),
-            "--print-freq", str(params["print_frequency"]), "--threads", str(threads)]
+            "--print-freq", str(params["print_frequency"]), "--threads", str(threads),
+            *(["--sync-bn"] if params.get("sync_batchnorm") else [])]
 
 
 if __name__ == "__main__":
