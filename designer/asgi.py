@@ -12,7 +12,11 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.urls import path  # noqa: E402
 
+from designer import limits  # noqa: E402
 from designer.pipelines.consumers import RunConsumer  # noqa: E402
+
+# daphne (and runserver, daphne's) refuse an oversized or anonymous body before reading it
+limits.install()
 
 # with DEBUG, a bare `daphne designer.asgi:application` (the browser tests) serves static files
 # from their folders; without, WhiteNoise's middleware serves what collectstatic gathered

@@ -1,0 +1,196 @@
+"""Request bodies are refused from their headers, before they are read.
+
+Where a body is buffered under daphne (production, the browser tests, and `manage.py runserver`,
+which is daphne's): Twisted's HTTPChannel parses the headers, calls Request.gotLength(length),
+then hands every piece of the body to Request.handleContentChunk, which writes it into
+Request.content (memory up to 100 KB, a temporary file beyond, or always a file when no length
+is declared). Only when the body is complete does requestReceived() call daphne's
+WebRequest.process(), which starts the ASGI application; Django then reads the body again into
+its own spooled file. A check in an ASGI middleware or a view therefore comes after the whole
+body was on disk (a 300 MB anonymous POST, before its 403).
+
+BoundedRequest is daphne's WebRequest with those three Twisted hooks taken over; install() makes
+daphne's HTTP factory build it. At gotLength (headers in, no byte of the body read):
+  * a declared length over the limit of the path (DATASET_MAX_UPLOAD_MB for a dataset upload,
+    REQUEST_MAX_BODY_MB otherwise) is answered 413 at once;
+  * a body that may be larger than ANONYMOUS_MAX_BODY_KB (declared so, or of no declared length)
+    needs a signed-in session: without a session cookie, 413 at once; with one, the connection
+    stops reading while a thread checks the session (Django's session store and auth), then
+    reads on or answers 413.
+While the body streams, a body of no declared length (chunked) is counted against the same
+limits. A refusal answers JSON under /api/ ({"error", "limit_bytes"}), text elsewhere, with
+`Connection: close`; what the client goes on sending is read and dropped (never stored) for at
+most LINGER_SECONDS or LINGER_BYTES, so that a client that writes its whole body before reading
+(a browser) still gets the answer, and the connection is then closed.
+"""
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+from daphne import http_protocol
+from django.conf import settings
+from twisted.internet import threads
+
+logger = logging.getLogger(__name__)
+
+DATASET_UPLOAD_PATH = "/api/datasets"
+MULTIPART_SLACK = 64 * 1024  # form boundaries and headers around an uploaded file
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 32 * 1024 * 1024
+
+
+def size_text(n: int) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.0f} KB"
+
+
+def body_limit(path: str) -> tuple[int, int, str, str]:
+    """(bytes a body sent to `path` may have, the limit as the user knows it, its setting, what it is)."""
+    if path == DATASET_UPLOAD_PATH or path.startswith("/admin/"):  # the admin may upload a dataset too
+        limit = settings.DATASET_MAX_UPLOAD_BYTES
+        return limit + MULTIPART_SLACK, limit, "DATASET_MAX_UPLOAD_MB", "the upload"
+    limit = settings.REQUEST_MAX_BODY_BYTES
+    return limit, limit, "REQUEST_MAX_BODY_MB", "the request body"
+
+
+def too_large(path: str, size: int | None) -> tuple[str, int]:
+    _, shown, setting, what = body_limit(path)
+    size = f"is {size_text(size)}," if size is not None else "is"
+    return f"{what} {size} larger than the limit of {size_text(shown)} (setting {setting})", shown
+
+
+def not_signed_in(size: int | None) -> tuple[str, int]:
+    limit = settings.ANONYMOUS_MAX_BODY_BYTES
+    size = f"of {size_text(size)} " if size is not None else ""
+    return (f"sign in first: a request body {size}from a visitor who is not signed in may be at most "
+            f"{size_text(limit)} (setting ANONYMOUS_MAX_BODY_KB)"), limit
+
+
+def signed_in(session_key: str) -> bool:
+    """Whether the session is of a user who may sign in (what Django's AuthenticationMiddleware
+    would find). Runs on a thread: it reads the session store and the user table."""
+    from importlib import import_module
+
+    from django.contrib.auth import get_user
+    from django.db import connections
+
+    class _Request:
+        session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+
+    try:
+        return get_user(_Request).is_authenticated
+    finally:
+        connections.close_all()  # this thread's connections only (a pool takes them back)
+
+
+class BoundedRequest(http_protocol.WebRequest):
+    """daphne's request with the Twisted hooks that receive the body bounded (module docstring)."""
+
+    _refused = False
+    _holding = False  # the session is being checked: the transport is paused, chunks kept here
+    _continue = False  # the client waits for "100 Continue" before it sends its body
+    _linger = None
+
+    def gotLength(self, length):
+        self._uri_path = self.channel._path.split(b"?", 1)[0].decode("latin-1")  # set by HTTPChannel with the request line
+        self._limit = body_limit(self._uri_path)[0]
+        self._received, self._held, self._complete = 0, [], None
+        if length is not None and length <= settings.ANONYMOUS_MAX_BODY_BYTES:
+            return super().gotLength(length)
+        session_key = self.received_cookies.get(settings.SESSION_COOKIE_NAME.encode())
+        if not session_key:
+            return self._refuse(*not_signed_in(length))
+        if length is not None and length > self._limit:
+            return self._refuse(*too_large(self._uri_path, length))
+        super().gotLength(length)
+        self._hold()
+        threads.deferToThread(signed_in, session_key.decode("latin-1")).addCallbacks(
+            lambda ok: self._release() if ok else self._refuse(*not_signed_in(length)), self._check_failed)
+
+    def handleContentChunk(self, data):
+        if self._refused:
+            self._received += len(data)
+            if self._received > LINGER_BYTES:
+                self._close()
+            return
+        self._received += len(data)
+        if self._received > self._limit:  # a body of no declared length, while it streams
+            return self._refuse(*too_large(self._uri_path, None))
+        if self._holding:
+            self._held.append(data)
+            self.transport.pauseProducing()
+            return
+        super().handleContentChunk(data)
+
+    def requestReceived(self, command, path, version):
+        if self._refused:
+            return self._close()  # the whole body was dropped: nothing more to wait for
+        if self._holding:
+            self._complete = (command, path, version)
+            return
+        super().requestReceived(command, path, version)
+
+    # ---- the session check
+
+    def _hold(self):
+        self._holding = True
+        if self.requestHeaders.getRawHeaders(b"Expect", [b""])[0].lower() == b"100-continue":
+            self.requestHeaders.removeHeader(b"Expect")  # Twisted would send it now: sent once allowed
+            self._continue = True
+        self.transport.pauseProducing()
+
+    def _release(self):
+        if self._refused or self._disconnected:
+            return
+        self._holding = False
+        for chunk in self._held:
+            super().handleContentChunk(chunk)
+        self._held = []
+        if self._continue:
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if self._complete:
+            super().requestReceived(*self._complete)
+        self.transport.resumeProducing()
+
+    def _check_failed(self, failure):
+        logger.error("could not check the session of a request: %s", failure.getErrorMessage(),
+                     exc_info=(failure.type, failure.value, failure.getTracebackObject()))
+        self._refuse("the server could not check your session; try again", None, status=503)
+
+    # ---- refusing
+
+    def _refuse(self, message: str, limit: int | None, status: int = 413):
+        if self._refused or self._disconnected:
+            return
+        self._refused, self._held = True, []
+        self.content = io.BytesIO()  # nothing of the body is kept
+        self.requestHeaders.removeHeader(b"Expect")  # no "100 Continue" after the answer
+        self.channel.persistent = False
+        if self._uri_path.startswith("/api/"):
+            body = json.dumps({"error": message, **({"limit_bytes": limit} if limit is not None else {})}).encode()
+            ctype = b"application/json"
+        else:
+            body, ctype = message.encode() + b"\n", b"text/plain; charset=utf-8"
+        reason = b"Content Too Large" if status == 413 else b"Service Unavailable"
+        self.transport.write(b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+                             % (status, reason, ctype, len(body), body))
+        logger.warning("%s %s refused (%d): %s", self.channel._command.decode("latin-1"), self._uri_path, status, message)
+        self.transport.resumeProducing()  # read on (dropping it) while the client may still be writing
+        from twisted.internet import reactor  # daphne.server installs the asyncio reactor first
+
+        self._linger = reactor.callLater(LINGER_SECONDS, self._close)
+
+    def _close(self):
+        if self._linger is not None and self._linger.active():
+            self._linger.cancel()
+        if not self._disconnected and self.channel is not None:
+            self.channel.loseConnection()
+
+
+def install() -> None:
+    """Make daphne's HTTP factory build BoundedRequest: HTTPFactory.buildProtocol sets
+    `protocol.requestFactory = WebRequest`, read from daphne.http_protocol when each connection
+    is made, so this must run before daphne listens (designer/asgi.py, which both `daphne` and
+    `manage.py runserver` import before they start)."""
+    http_protocol.WebRequest = BoundedRequest
