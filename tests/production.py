@@ -1,0 +1,86 @@
+"""The README's production recipe, run for tests on the test database and the environment's broker
+and channel layer: collectstatic, migrate, daphne with DEBUG off, Celery workers with the same
+variables. Used by tests/e2e/test_production.py and tests/pipelines/test_signin_and_pool.py."""
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from django.conf import settings
+
+from tests.conftest import ROOT, TEST_DATA
+from tests.workers import CeleryWorker, worker_database_url
+
+# the test process's key (tests/conftest.py: 50+ characters, as settings.py demands with DEBUG off):
+# it signs the sessions the tests make, which the server must accept
+SECRET_KEY = settings.SECRET_KEY
+STATIC_ROOT = TEST_DATA / "collected-static"
+PORTS = range(17100, 17200)  # this suite's share of the machine's ports
+
+
+def production_env(**extra) -> dict:
+    """The README's production variables (HTTP here: SECURE_HTTPS stays off on the loopback)."""
+    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": SECRET_KEY, "ALLOWED_HOSTS": "127.0.0.1,localhost",
+           "DATABASE_URL": worker_database_url(), "STATIC_ROOT": str(STATIC_ROOT), **extra}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return env
+
+
+def manage(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env or production_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS}")
+
+
+class Daphne:
+    """`daphne -b 127.0.0.1 -p PORT designer.asgi:application` with the production variables."""
+
+    def __init__(self, name="production", **extra_env):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = TEST_DATA / f"daphne-{name}.log"
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"],
+                cwd=ROOT, env=production_env(**extra_env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daphne exited: {self.log()}")
+            try:
+                urllib.request.urlopen(self.url + "/accounts/login/", timeout=2).read()
+                return self
+            except (OSError, urllib.error.HTTPError):
+                time.sleep(0.2)
+        raise TimeoutError(f"daphne not ready after {timeout} s: {self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-3000:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def production_worker(name: str, concurrency: int = 1) -> CeleryWorker:
+    return CeleryWorker(name, concurrency, log_dir=TEST_DATA, extra_env={"DEBUG": "false", "SECRET_KEY": SECRET_KEY})
