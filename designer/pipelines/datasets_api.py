@@ -10,6 +10,7 @@ from designer import limits
 from designer.pipelines import datasets
 from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Dataset
+from modules.convert_to_image_directory import NAME_MAX
 
 MULTIPART_SLACK = limits.MULTIPART_SLACK  # form boundaries and headers around the file
 
@@ -40,6 +41,10 @@ def dataset_list(request):
         raise BadRequest("send the archive as a multipart/form-data field named 'file'")
     if uploaded.size > settings.DATASET_MAX_UPLOAD_BYTES:
         raise _too_large(uploaded.size)
+    name_bytes = len(uploaded.name.encode("utf-8", "surrogateescape"))
+    if name_bytes > NAME_MAX:  # stored under its own name: the file system would refuse it (OSError)
+        raise BadRequest(f"the file name {uploaded.name[:60]!r}... is {name_bytes} bytes long, more than the {NAME_MAX} "
+                         "a file system takes: rename the file")
     try:
         datasets.check_archive(uploaded, uploaded.name)
     except datasets.NotAnArchive as e:

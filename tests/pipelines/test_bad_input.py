@@ -185,3 +185,20 @@ def test_an_unexpected_exception_is_a_json_500_without_a_traceback(users, settin
         assert r.json() == {"error": "the server failed on this request; the error is in the server's log"}
         assert b"Traceback" not in r.content and b"secret detail" not in r.content
     assert "secret detail" in caplog.text  # the server's log has it
+
+
+def test_an_upload_whose_name_is_too_long_for_a_file_system_is_a_400_naming_it(owner_client):
+    import io
+    import zipfile
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from designer.pipelines.models import Dataset
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("k/a.png", b"x")
+    r = owner_client.post("/api/datasets", {"file": SimpleUploadedFile("é" * 150 + ".zip", buf.getvalue())})
+    assert r.status_code == 400
+    assert r.json()["error"] == f"the file name {'é' * 60!r}... is 304 bytes long, more than the 255 a file system takes: rename the file"
+    assert not Dataset.objects.exists()
