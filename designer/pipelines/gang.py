@@ -32,7 +32,7 @@ from designer.celery import host_queue
 from designer.engine import scheduler as s
 from designer.engine.executor import DistributedJob, DistributedLaunchError, NodeContext
 from designer.pipelines.catalogue import get_catalogue
-from designer.pipelines.models import NodeLaunch, NodeRun, Worker
+from designer.pipelines.models import NodeLaunch, NodeRun, Run, Worker
 from training import launch
 
 POLL_SECONDS = 0.25
@@ -261,8 +261,11 @@ def run_settings_of(nr: NodeRun) -> tuple[int, int]:
     """(Node count, Process count per node) of a node; (1, 1) for a module that is not distributed."""
     if not get_catalogue().get(nr.kind).distributed:
         return 1, 1
-    node = next((n for n in nr.run.snapshot["nodes"] if n["id"] == nr.node_id), {})
-    rs = node.get("run_settings") or {}
+    from designer.pipelines.runs import run_graph
+
+    # the run's DAG is kept per process: the snapshot (megabytes for a big pipeline) is read once
+    run = nr.run if NodeRun.run.is_cached(nr) else Run.objects.defer("snapshot").get(pk=nr.run_id)
+    rs = run_graph(run).nodes.get(nr.node_id, {}).get("run_settings") or {}
     return int(rs.get("node_count", 1)), int(rs.get("process_count_per_node", 1))
 
 
@@ -275,7 +278,7 @@ def route_for(nr: NodeRun) -> dict:
     reserved by a job and running no node), then the one with the fewest units that fit (the
     big ones stay free for the big jobs). `{}` (any worker) for any other node, and when no
     live worker can ever be node 0: the worker that takes it then explains why it cannot start.
-    One query (the run's snapshot aside, when `nr.run` is not loaded yet)."""
+    One query (two when `nr.run` is not loaded; a third, once per run and process, for the DAG)."""
     n, p = run_settings_of(nr)
     if n * p == 1:
         return {}
