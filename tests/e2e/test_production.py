@@ -1,0 +1,133 @@
+"""The README's production recipe, followed step by step and used from a real browser: collectstatic,
+migrate, daphne with DEBUG off, two Celery workers, PostgreSQL and Redis. The page runs under the
+Content-Security-Policy (no bypass): any violation, console error or page error fails the test."""
+import json
+import math
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from designer.pipelines.models import Pipeline, Run
+from tests.e2e.conftest import shot_dir
+from tests.e2e.helpers import node, saved
+from tests.pipes import two_branches
+from tests.production import STATIC_ROOT, Daphne, manage, production_worker
+
+pytestmark = [
+    pytest.mark.production,
+    pytest.mark.browser,
+    pytest.mark.skipif(not (settings.DATABASES["default"]["ENGINE"].endswith("postgresql") and settings.CELERY_BROKER_URL.startswith("redis")),
+                       reason="the production recipe runs on PostgreSQL and Redis (make test's production pass)"),
+]
+PASSWORD = "a-long-enough-password-1"
+SCRIPTS = ("js/designer.js", "vendor/htmx.org/dist/htmx.min.js", "vendor/@antv/x6/dist/x6.min.js",
+           "vendor/@dagrejs/dagre/dist/dagre.min.js", "vendor/chart.js/dist/chart.umd.min.js", "css/app.css")
+DEBUG_PAGE = ("Traceback", "DEBUG = True", "URLconf", "CELERY_BROKER_URL", "redis://", "postgres://")
+
+
+@pytest.fixture(scope="module")
+def site(django_db_setup, django_db_blocker):
+    """README, "Production": collectstatic, migrate, daphne, then two workers, all with DEBUG off."""
+    for step in (("collectstatic", "--noinput"), ("migrate", "--noinput")):
+        done = manage(*step)
+        assert done.returncode == 0, done.stderr
+    web = Daphne("production")
+    workers = [production_worker("prod-a"), production_worker("prod-b")]
+    try:
+        web.wait_ready()
+        with django_db_blocker.unblock():
+            for w in workers:
+                w.wait_ready()
+        yield web, workers
+    finally:
+        web.stop()
+        for w in workers:
+            w.stop()
+
+
+@pytest.fixture
+def watched(browser, request):
+    """A browser context under the site's policy, and everything the page reports."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    context.add_init_script("window.__csp = []; document.addEventListener('securitypolicyviolation', "
+                            "e => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`))")
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.errors, page.static = [], []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("response", lambda r: page.static.append((unquote(r.url.split("/static/", 1)[1]), r.status, r.headers.get("cache-control")))
+            if "/static/" in r.url else None)
+    page.shot = lambda name: page.screenshot(path=str(shot_dir(request) / f"{name}.png"))
+    yield page
+    context.close()
+
+
+def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watched, transactional_db):
+    web, workers = site
+    page = watched
+    get_user_model().objects.create_user("owner", password=PASSWORD)
+
+    # an anonymous visitor's 404 lists no URL (no debug page)
+    r = page.context.request.get(web.url + "/no-such-page")
+    assert r.status == 404 and not any(leak in r.text() for leak in DEBUG_PAGE), r.text()
+    assert "api/" not in r.text()
+
+    # sign in through the page (django-axes checks it), then open a pipeline of toy modules
+    page.goto(web.url + "/accounts/login/")
+    page.fill("input[name=username]", "owner")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(web.url + "/")
+    p = Pipeline.objects.create(owner=get_user_model().objects.get(username="owner"), name="toy pipeline",
+                                draft=two_branches(sleep=1.5))
+    answer = page.goto(f"{web.url}/pipelines/{p.id}/")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    policy = answer.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-eval" not in policy.split("script-src")[1].split(";")[0]
+    assert answer.headers["x-frame-options"] == "DENY"
+    # every script and the stylesheet come from STATIC_ROOT through WhiteNoise
+    served = {path: (status, cache) for path, status, cache in page.static}
+    for script in SCRIPTS:
+        assert served.get(script, (None,))[0] == 200, (script, served)
+        assert served[script][1] == "max-age=60, public"  # WhiteNoise's header, not Django's
+        assert (STATIC_ROOT / script).is_file()
+    page.shot("designer")
+
+    # a parameter set in the pane (an htmx fragment) is saved, then the pipeline is submitted
+    page.base = web.url
+    box = node(page, "right").bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 15)
+    page.wait_for_selector("#node-form[data-node=right]")
+    page.fill("#param-amount", "7")
+    page.press("#param-amount", "Enter")  # the form is not sent (no inline handler under the policy)
+    assert saved(page).draft["nodes"][3]["parameters"]["amount"] == 7
+    page.click("#submit")
+    page.wait_for_selector('#canvas g[data-cell-id="right"] [data-status="running"]', timeout=30_000)
+    page.shot("running")
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=90_000)
+    for nid in ("src", "left", "left2", "right"):
+        assert node(page, nid).locator("[data-status]").get_attribute("data-status") == "completed"
+    page.shot("completed")
+
+    run = Run.objects.get()
+    nodes = {nr.node_id: nr for nr in run.nodes.all()}
+    # side by side, one branch on each worker (NodeRun.worker: "<machine>:<worker name>")
+    assert {nodes[nid].worker.split(":", 1)[1] for nid in ("left", "right")} == {w.hostname for w in workers}
+    assert (Path(nodes["right"].outputs["out"]) / "value.txt").read_text() == "17"
+
+    # a NaN parameter is a JSON 400 naming it, never a debug page
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    draft = json.loads(json.dumps(p.draft))
+    draft["nodes"][3]["parameters"]["amount"] = math.nan
+    r = page.context.request.put(f"{web.url}/api/pipelines/{p.id}", data=json.dumps({"revision": Pipeline.objects.get(pk=p.id).revision, "draft": draft}),
+                                 headers={"Content-Type": "application/json", "X-CSRFToken": csrf, "Referer": web.url + "/"})
+    assert not any(leak in r.text() for leak in DEBUG_PAGE), r.text()[:500]
+    assert r.status == 400 and r.headers["content-type"] == "application/json", (r.status, r.text()[:500])
+    assert "amount" in r.text()
+
+    assert page.evaluate("window.__csp") == []
+    assert page.errors == []
