@@ -131,3 +131,31 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
 
     assert page.evaluate("window.__csp") == []
     assert page.errors == []
+
+
+def test_repeated_wrong_passwords_lock_the_sign_in_page_which_says_for_how_long(site, watched, transactional_db):
+    web, _ = site
+    page = watched
+    get_user_model().objects.create_user("someone", password=PASSWORD)
+    page.goto(web.url + "/accounts/login/")
+    for i in range(settings.AXES_FAILURE_LIMIT):
+        page.fill("input[name=username]", "someone")
+        page.fill("input[name=password]", f"wrong-{i}")
+        with page.expect_navigation():
+            page.click("button[type=submit]")
+        if i == 0:
+            assert f"After {settings.AXES_FAILURE_LIMIT} wrong passwords in a row" in page.inner_text("main")
+            page.shot("wrong-password")
+    text = page.inner_text("#locked-out")
+    assert f"signing in is locked for {settings.AXES_COOLOFF_MINUTES} minutes" in text and "someone" in text
+    page.shot("locked")
+    # the right password does not get through while the lock holds
+    page.goto(web.url + "/accounts/login/")
+    page.fill("input[name=username]", "someone")
+    page.fill("input[name=password]", PASSWORD)
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert page.locator("#locked-out").count() == 1
+    assert page.evaluate("window.__csp") == []
+    # the lock-out answers 429, which the browser reports in the console; nothing else may be there
+    assert [e for e in page.errors if "status of 429" not in e] == []
