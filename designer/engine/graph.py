@@ -11,6 +11,7 @@ from functools import lru_cache
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
+import fastjsonschema
 import jsonschema
 
 from designer.engine import paths
@@ -83,7 +84,19 @@ def upgrade(doc) -> dict:
         raise PipelineInvalid([Problem(str(e), "schema_version")])
 
 
+@lru_cache(maxsize=1)
+def _fast_validator():
+    return fastjsonschema.compile(json.loads(SCHEMA_PATH.read_text()), use_default=False)
+
+
 def schema_problems(doc: dict) -> list[Problem]:
+    # fastjsonschema (generated code) says in 0.1 s whether a 5,000-node document is well formed,
+    # where jsonschema takes seconds; only a malformed one pays for jsonschema's full report
+    try:
+        _fast_validator()(doc)
+        return []
+    except fastjsonschema.JsonSchemaException:
+        pass
     problems = []
     for err in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
         path = list(err.absolute_path)

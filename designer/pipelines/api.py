@@ -10,10 +10,11 @@ from django.conf import settings
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from designer.engine import graph, logstore, paths
-from designer.pipelines import events, runs
+from designer.pipelines import events, outbox, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Pipeline, Run
 
@@ -96,12 +97,16 @@ def validate(request):
 # ---------------------------------------------------------------- pipelines
 
 
-def pipeline_json(p: Pipeline, with_draft=True) -> dict:
+def pipeline_json(p: Pipeline, with_draft=True, problems: list | None = None) -> dict:
+    """`problems`: the draft's, when the caller has just validated it (a 5,000-node draft takes a
+    noticeable time to validate: once per request)."""
     d = {"id": p.id, "name": p.name, "revision": p.revision, "updated_at": p.updated_at.isoformat(),
          "nodes": len(p.draft.get("nodes", []))}
     if with_draft:
         d["draft"] = p.draft
-        d["problems"] = [x.as_dict() for x in graph.validate(p.draft, get_catalogue())] if not graph.schema_problems(p.draft) else []
+        if problems is None:
+            problems = graph.validate(p.draft, get_catalogue()) if not graph.schema_problems(p.draft) else []
+        d["problems"] = [x.as_dict() for x in problems]
     return d
 
 
@@ -113,7 +118,7 @@ def pipelines(request):
     draft, problems = checked_draft(data.get("draft", EMPTY_PIPELINE))
     name = str(data.get("name") or draft.get("name") or "Untitled pipeline")[:200]
     p = Pipeline.objects.create(owner=request.user, name=name, draft=draft)
-    return JsonResponse(pipeline_json(p), status=201)
+    return JsonResponse(pipeline_json(p, problems=problems), status=201)
 
 
 @api("POST")
@@ -128,7 +133,7 @@ def pipeline_import(request):
     if problems:
         raise BadRequest(f"the file cannot be imported: {len(problems)} problem(s)", problems)
     p = Pipeline.objects.create(owner=request.user, name=str(doc.get("name") or "Imported pipeline")[:200], draft=doc)
-    return JsonResponse(pipeline_json(p), status=201)
+    return JsonResponse(pipeline_json(p, problems=[]), status=201)
 
 
 @api("GET", "PUT", "DELETE")
@@ -146,7 +151,8 @@ def pipeline_detail(request, pk):
         raise BadRequest(f"`revision` must be a whole number (the revision you edited), got {data['revision']!r}")
     draft, problems = checked_draft(data["draft"]) if "draft" in data else (p.draft, None)
     with transaction.atomic():
-        fields = {"revision": p.revision + 1, "draft": draft}
+        # update() skips auto_now: the list of pipelines shows the last saved first
+        fields = {"revision": p.revision + 1, "draft": draft, "updated_at": timezone.now()}
         if data.get("name"):
             fields["name"] = str(data["name"])[:200]
         # a conditional update: two tabs saving at once cannot both win
@@ -157,8 +163,9 @@ def pipeline_detail(request, pk):
             f"this pipeline was saved elsewhere (revision {p.revision}) after the revision {data['revision']} you edited; "
             "reload it to get the latest version. Nothing was overwritten.",
             status=409, stored_revision=p.revision)
-    p.refresh_from_db()
-    return JsonResponse(pipeline_json(p))
+    for k, v in fields.items():  # what was stored: not read back (a big draft is megabytes of JSON)
+        setattr(p, k, v)
+    return JsonResponse(pipeline_json(p, problems=problems))
 
 
 @api("POST")
@@ -232,6 +239,7 @@ def run_detail(request, pk):
     run = get_object_or_404(Run.objects.select_related("owner"), pk=pk, owner=request.user)
     if not run.finished:
         runs.reap_lost_nodes()
+        outbox.send(run_id=run.id)  # the web app sends what the broker refused too
         run.refresh_from_db()
     return JsonResponse(run_json(run))
 

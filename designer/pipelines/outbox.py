@@ -88,10 +88,7 @@ def _resend_allowed() -> bool:
 
 def _route(nr: NodeRun) -> dict:
     """A distributed node goes to a worker that can be its node 0 (gang.route_for)."""
-    route_for = getattr(gang, "route_for", None)
-    if route_for is None or not _is_distributed(nr.kind):
-        return {}
-    return route_for(nr)
+    return gang.route_for(nr) if _is_distributed(nr.kind) else {}
 
 
 def _is_distributed(kind: str) -> bool:

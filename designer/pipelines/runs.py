@@ -17,9 +17,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from designer.engine import cache, executor, graph
+from designer.engine import cache, executor, graph, paths
 from designer.engine import scheduler as s
-from designer.pipelines import datasets, events, outbox
+from designer.pipelines import datasets, events, gang, outbox
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Run, Worker
 
@@ -165,6 +165,8 @@ def _transition(nr: NodeRun, old: str, new: str, **fields) -> bool:
 def _reusable(owner_id: int, key: str) -> NodeRun | None:
     candidates = NodeRun.objects.filter(run__owner_id=owner_id, cache_key=key, status=s.COMPLETED).order_by("-id")
     for earlier in candidates[:5]:
+        if not paths.is_safe_id(earlier.node_id):
+            continue  # a node of an old run named '..' wrote where it should not have: never reused
         if all(Path(p).is_dir() for p in earlier.outputs.values()):
             return earlier
     return None
@@ -175,8 +177,6 @@ def _reusable(owner_id: int, key: str) -> NodeRun | None:
 
 def node_dir(run_id: int, node_id: str) -> Path:
     """The node's folder, checked to be inside its run's folder (paths.OutsideFolder if not)."""
-    from designer.engine import paths  # TODO(lead): move to the imports at the top
-
     return paths.node_dir(settings.ARTIFACT_ROOT, run_id, node_id)
 
 
@@ -189,6 +189,9 @@ def execute_noderun(noderun_id: int) -> list[int]:
     if nr is None:
         return []  # its run was deleted while the task waited in the queue
     run = nr.run
+    module = get_catalogue().get(nr.kind)
+    if module.distributed and nr.status == s.QUEUED and gang.forward_if_unfit(nr, _worker_name()):
+        return []  # this worker cannot be its node 0: handed on to one that can
     if not _transition(nr, s.QUEUED, s.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now(),
                        worker=f"{socket.gethostname()}:{_worker_name()}", send_due_at=None):
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
@@ -202,11 +205,8 @@ def execute_noderun(noderun_id: int) -> list[int]:
         inputs[port] = executor.InputArtifact(path, meta.get("type", ""), meta)
 
     buffer = events.Buffer(run.id)
-    module = get_catalogue().get(nr.kind)
     launcher = None
     if module.distributed:  # its processes are started across workers by gang.py
-        from designer.pipelines import gang
-
         launcher = gang.launcher_for(nr.pk, _worker_name())
     watch = _Heartbeat(nr.pk, run.pk, buffer)
     watch.start()
@@ -304,8 +304,6 @@ def reap_lost_nodes() -> int:
     for nr in NodeRun.objects.filter(status=s.RUNNING, heartbeat_at__lt=limit):
         text = (f"WorkerLostError: the worker {nr.worker} stopped responding while running this node "
                 f"(no heartbeat since {nr.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC): it was killed or lost.")
-        from designer.pipelines import gang
-
         text += gang.lost_with_worker(nr)  # a distributed node: the ranks that ran on that worker
         if _transition(nr, s.RUNNING, s.FAILED, error=text, finished_at=timezone.now()):
             events.record(nr.run_id, executor.Event("node_failed", nr.node_id, {"error": text}))
