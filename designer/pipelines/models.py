@@ -71,6 +71,8 @@ class NodeRun(models.Model):
     class Meta:
         ordering = ["run", "id"]
         constraints = [models.UniqueConstraint(fields=["run", "node_id"], name="one_noderun_per_node")]
+        # "is any node of this run still to finish?" after every node, without scanning the run
+        indexes = [models.Index(fields=["run", "status"], name="noderun_run_status")]
 
     def __str__(self):
         return f"{self.node_id} ({self.kind}) in run {self.run_id}"
