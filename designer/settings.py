@@ -97,7 +97,7 @@ else:
     # PostgreSQL out of connections under sixty simultaneous submits
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool requires it
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": 1,
+        "min_size": 0,  # an idle process holds no connection; none is re-made behind its back
         "max_size": env_int("DB_POOL_SIZE", 10, minimum=1),
         # a request waits this long for a free connection before it fails
         "timeout": env_float("DB_POOL_TIMEOUT", 30.0, minimum=1),

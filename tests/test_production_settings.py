@@ -17,7 +17,8 @@ PRODUCTION = {"DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWE
 
 def manage(*args, unset=(), **env):
     full = {**os.environ, **env}
-    for name in ("DEBUG", "SECRET_KEY", "SECURE_HTTPS", *unset):
+    # (the browser tests' conftest allows async-unsafe calls in this process: not in a deployment)
+    for name in ("DEBUG", "SECRET_KEY", "SECURE_HTTPS", "DJANGO_ALLOW_ASYNC_UNSAFE", *unset):
         if name not in env:
             full.pop(name, None)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=full, capture_output=True, text=True, timeout=120)
