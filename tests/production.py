@@ -26,7 +26,7 @@ def production_env(**extra) -> dict:
     env = {**os.environ, "DEBUG": "false", "SECRET_KEY": SECRET_KEY, "ALLOWED_HOSTS": "127.0.0.1,localhost",
            "DATABASE_URL": worker_database_url(), "STATIC_ROOT": str(STATIC_ROOT), **extra}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    return env
+    return {k: v for k, v in env.items() if v is not None}  # None: leave the variable unset
 
 
 def manage(*args, env=None, timeout=300) -> subprocess.CompletedProcess:

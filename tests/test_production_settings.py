@@ -5,6 +5,10 @@ import secrets
 import stat
 import subprocess
 import sys
+import urllib.error
+import urllib.request
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -71,6 +75,21 @@ def test_without_https_check_deploy_names_what_https_would_add():
     r = manage("check", "--deploy", **{**PRODUCTION, "SECURE_HTTPS": "false"})
     for warning in ("security.W004", "security.W008", "security.W012", "security.W016"):
         assert warning in r.stderr, r.stderr
+
+
+def test_a_server_started_without_debug_answers_an_anonymous_404_without_listing_urls(db):
+    from tests.production import Daphne
+
+    web = Daphne("no-debug", DEBUG=None)  # DEBUG not set at all
+    try:
+        web.wait_ready()
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            urllib.request.urlopen(web.url + "/no-such-page", timeout=30)
+        page = answer.value.read().decode()
+    finally:
+        web.stop()
+    assert answer.value.code == 404
+    assert "Not Found" in page and "URLconf" not in page and "api/" not in page and "admin/" not in page
 
 
 def test_collectstatic_gathers_the_page_scripts_only_from_node_modules(tmp_path):
