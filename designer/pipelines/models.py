@@ -53,7 +53,7 @@ class NodeRun(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    cache_key = models.CharField(max_length=64, blank=True, db_index=True)
+    cache_key = models.CharField(max_length=64, blank=True)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
     outputs = models.JSONField(default=dict, blank=True, help_text="{output port: directory}")
     output_ids = models.JSONField(default=dict, blank=True, help_text="{output port: identity used in cache keys}")
@@ -72,7 +72,9 @@ class NodeRun(models.Model):
         ordering = ["run", "id"]
         constraints = [models.UniqueConstraint(fields=["run", "node_id"], name="one_noderun_per_node")]
         # "is any node of this run still to finish?" after every node, without scanning the run
-        indexes = [models.Index(fields=["run", "status"], name="noderun_run_status")]
+        indexes = [models.Index(fields=["run", "status"], name="noderun_run_status"),
+                   # reuse: an earlier completed node of this key (not a walk through every completed node)
+                   models.Index(fields=["cache_key", "status"], name="noderun_cache_key_status")]
 
     def __str__(self):
         return f"{self.node_id} ({self.kind}) in run {self.run_id}"

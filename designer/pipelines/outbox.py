@@ -48,7 +48,9 @@ def send(noderun_ids=None, run_id=None) -> int:
     Stops at the first refusal: the broker is down, the next caller tries again."""
     sent = 0
     now = timezone.now()
-    for nr in due(noderun_ids, run_id).select_related(None).only("id", "run_id", "kind", "send_due_at", "send_attempts")[:BATCH]:
+    # first sends before resends (a resend may wait for a free worker slot); no join for ordering
+    for nr in due(noderun_ids, run_id).order_by("send_attempts", "send_due_at").only(
+            "id", "run_id", "kind", "send_due_at", "send_attempts")[:BATCH]:
         if nr.send_attempts and not _resend_allowed():
             break
         # claim this send: nobody else sends it until it is due again

@@ -104,11 +104,11 @@ def advance(run_id: int, changed: list[str] | None = None) -> list[int]:
         changed = None if changed is None else list(changed)
         while changed is None or changed:
             if changed is None:
-                nodes = {nr.node_id: nr for nr in NodeRun.objects.filter(run_id=run_id)}
+                nodes = {nr.node_id: nr for nr in NodeRun.objects.filter(run_id=run_id).order_by()}
                 frontier = list(g.nodes)
             else:
-                status = dict(NodeRun.objects.filter(run_id=run_id, node_id__in=changed).values_list("node_id", "status"))
-                nodes = {nr.node_id: nr for nr in NodeRun.objects.filter(run_id=run_id, node_id__in=g.affected_by(changed, status))}
+                status = dict(NodeRun.objects.filter(run_id=run_id, node_id__in=changed).order_by().values_list("node_id", "status"))
+                nodes = {nr.node_id: nr for nr in NodeRun.objects.filter(run_id=run_id, node_id__in=g.affected_by(changed, status)).order_by()}
                 frontier = [c for node in changed for c in g.children[node]]
             decision = s.next_steps(g, {k: nr.status for k, nr in nodes.items()}, frontier)
             changed = []
@@ -122,11 +122,12 @@ def advance(run_id: int, changed: list[str] | None = None) -> list[int]:
                     changed.append(node_id)
                 elif nr.status == s.QUEUED:
                     queued.append(nr.id)
-        if run.status == "queued" and NodeRun.objects.filter(run_id=run_id).exclude(status=s.PENDING).exists():
+        of_run = NodeRun.objects.filter(run_id=run_id).order_by()  # no ordering: no join with Run
+        if run.status == "queued" and of_run.exclude(status=s.PENDING).exists():
             run.status, run.started_at = "running", timezone.now()
             run.save(update_fields=["status", "started_at"])
-        if not NodeRun.objects.filter(run_id=run_id).exclude(status__in=s.TERMINAL).exists():
-            statuses = NodeRun.objects.filter(run_id=run_id).exclude(status__in=s.SUCCEEDED).values_list("status", flat=True).distinct()
+        if not of_run.filter(status__in=(s.PENDING, s.QUEUED, s.RUNNING)).exists():
+            statuses = of_run.exclude(status__in=s.SUCCEEDED).values_list("status", flat=True).distinct()
             run.status, run.finished_at = s.outcome(statuses), timezone.now()
             run.save(update_fields=["status", "finished_at"])
             events.record(run.id, executor.Event("run_finished", "", {"status": run.status}))
@@ -163,7 +164,7 @@ def _transition(nr: NodeRun, old: str, new: str, **fields) -> bool:
 
 
 def _reusable(owner_id: int, key: str) -> NodeRun | None:
-    candidates = NodeRun.objects.filter(run__owner_id=owner_id, cache_key=key, status=s.COMPLETED).order_by("-id")
+    candidates = NodeRun.objects.filter(cache_key=key, status=s.COMPLETED, run__owner_id=owner_id).order_by("-id")
     for earlier in candidates[:5]:
         if not paths.is_safe_id(earlier.node_id):
             continue  # a node of an old run named '..' wrote where it should not have: never reused
@@ -197,7 +198,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
     g = run_graph(run)
     node = g.nodes[nr.node_id]
-    upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=run.id, node_id__in=g.parents[nr.node_id])}
+    upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=run.id, node_id__in=g.parents[nr.node_id]).order_by()}
     inputs = {}
     for port, (up, out) in g.inputs[nr.node_id].items():
         path = Path(upstream[up].outputs[out])
