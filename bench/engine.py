@@ -77,16 +77,19 @@ def main():
         print(f"an idle worker (all processes):  {idle_cpu_percent(worker.proc.pid):8.1f} % of a core  "
               "(what it takes from training beside it)")
         ok = statistics.mean(gaps) < 50 and rerun_s < 1
-        small_ms = first_s * 1000 / NODES
+        small_ms, small_wall = step_ms(first), first_s * 1000 / NODES
         if BIG_NODES:
             big = chain(BIG_NODES, name="big chain")
             big["nodes"][0]["parameters"]["value"] = 3
             started = time.perf_counter()
             big_run = wait(runs.submit(user, big).id, timeout=BIG_NODES * 2)
-            big_ms = (time.perf_counter() - started) * 1000 / BIG_NODES
+            big_wall = (time.perf_counter() - started) * 1000 / BIG_NODES
             assert big_run.status == "completed"
-            print(f"{BIG_NODES}-node chain:                {big_ms:8.1f} ms per node, {big_ms / small_ms:.2f}x the {NODES}-node "
-                  f"chain's {small_ms:.1f} ms  (target < 1.5x and < 50 ms)")
+            big_ms = step_ms(big_run)
+            print(f"per node (median, one node's end to the next one's), {NODES} nodes: {small_ms:6.1f} ms; "
+                  f"{BIG_NODES} nodes: {big_ms:.1f} ms = {big_ms / small_ms:.2f}x  (target < 1.5x and < 50 ms)")
+            print(f"per node (wall time of the run / nodes), {NODES} nodes: {small_wall:6.1f} ms; {BIG_NODES} nodes: {big_wall:.1f} ms "
+                  "(any other load on the machine counts here)")
             ok = ok and big_ms < 50 and big_ms / small_ms < 1.5
         validate_s, save_s = validate_and_save(user, HUGE_NODES)
         print(f"{HUGE_NODES}-node pipeline:             validated in {validate_s * 1000:.0f} ms (target < 1000), "
@@ -96,6 +99,13 @@ def main():
         return 0 if ok else 1
     finally:
         worker.stop()
+
+
+def step_ms(run) -> float:
+    """The median time from one node's end to the next one's in a chain: the work and overhead
+    of one node, robust to a burst of other load on the machine (the wall time is not)."""
+    ends = sorted(run.nodes.values_list("finished_at", flat=True))
+    return statistics.median((b - a).total_seconds() * 1000 for a, b in zip(ends, ends[1:]))
 
 
 def validate_and_save(user, n: int) -> tuple[float, float]:
