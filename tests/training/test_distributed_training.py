@@ -2,9 +2,8 @@
 real Celery workers: the digits example (scikit-learn's digits, 32x32, ResNet-18 from scratch).
 
 2 x 1 (one process on each worker) reaches the accuracy of one process with the same global batch
-size (within 2 points, after the same number of epochs; a quarter of the images held out for
-validation, so that one image is a fifth of a point); 1 x 2 runs end to end. Both write a driver
-log per rank.
+size (after the same number of epochs, within the spread that training has with nothing but the
+seed changed: see GAP below); 1 x 2 runs end to end. Both write a driver log per rank.
 """
 import io
 import json
@@ -24,12 +23,24 @@ from designer.pipelines.models import NodeLaunch
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder
 from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
+from training import train
 from training.data import read_image_dir
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 
 EPOCHS = 6
 GLOBAL_BATCH = 32
+# Validation top-1 after the last epoch, 2 x 1 minus one process, measured by
+# `bench/distributed_accuracy.py` over seeds 1-5 (same recipe, digits, a quarter held out: 454
+# validation images, one image = 0.22 points): mean +0.97 points, standard deviation 1.74, range
+# -1.76 to +2.86 (|gap| > 2 points in 1 seed of 5: the 2-point limit this test had failed one run in
+# five with nothing wrong); one process alone moves with the seed by 0.84 points (sd). The code's
+# distributed recipe matches one process (tests/training/test_distributed_recipe.py checks it step
+# by step); what is left is the spread of two training runs. The test allows the gap within mean
+# -/+ 3 sd, rounded outwards to half points: 2 x 1 at most 4.5 points below one process (a real
+# fault, such as each rank training on the whole set or a wrong learning-rate schedule, shows far
+# beyond), and at most 6.5 above.
+GAP = (-0.045, 0.065)
 TRAIN = {"epochs": EPOCHS, "warmup_step_number": 20, "learning_rate": 0.05, "random_seed": 1, "patience": EPOCHS,
          "print_frequency": 10}
 
@@ -72,16 +83,18 @@ def one_process_baseline(run, out: Path) -> dict:
             "--val-dir", nodes["apply_val"].outputs["transformed_image_directory"], "--output-dir", str(out),
             "--epochs", str(EPOCHS), "--batch-size", str(GLOBAL_BATCH), "--warmup-steps", "20", "--lr", "0.05",
             "--seed", "1", "--patience", str(EPOCHS), "--print-freq", "0"]
-    env = {**os.environ, "OMP_NUM_THREADS": str(os.cpu_count() or 1), "PYTHONPATH": str(ROOT)}
+    # passive OpenMP waiting: threads that spin on a busy machine's shared cores slow training tenfold
+    env = {**os.environ, "OMP_NUM_THREADS": str(os.cpu_count() or 1), "OMP_WAIT_POLICY": "PASSIVE", "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "training.train", *argv], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+                          text=True, timeout=1200, check=False)  # 75 s on a quiet 2-core machine
     assert done.returncode == 0, done.stderr[-3000:]
     print(done.stdout)
     return yaml.safe_load((out / "model.yaml").read_text())
 
 
+@pytest.mark.timeout(2400)  # two trainings of 6 epochs: minutes each on a machine shared by five engineers
 def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, digits, tmp_path):  # noqa: F811
-    run = wait_for_run(runs.submit(users["owner"], digits_pipeline(digits, 2, 1)).id, timeout=400)
+    run = wait_for_run(runs.submit(users["owner"], digits_pipeline(digits, 2, 1)).id, timeout=1200)
     model, logs = trained(run)
     nr = run.nodes.get(node_id="train")
     assert len({x.worker for x in NodeLaunch.objects.filter(noderun=nr)}) == 2
@@ -93,7 +106,7 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
     # each process takes half the training set (DistributedSampler), BATCH images a step
     n_train = len(read_image_dir(run.nodes.get(node_id="apply_train").outputs["transformed_image_directory"]).items)
     half, batch = math.ceil(n_train / 2), GLOBAL_BATCH // 2
-    steps = half // batch + (half % batch > 1)  # a last batch of one image is left out (train.py)
+    steps = half // batch + (not train.drop_last(half, batch))  # a last batch under half a batch is left out
     assert set(re.findall(r"Epoch: \[\d+\] \[\d+/(\d+)\]", rank0)) == {str(steps)}, (n_train, rank0[:3000])
     top1 = [e.data for e in run.events.filter(node_id="train", type="metric") if e.data["name"] == "validation_top1_accuracy"]
     assert [m["step"] for m in top1] == list(range(1, model["epochs_run"] + 1))  # relayed from rank 0, once each
@@ -103,13 +116,17 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
           f"(kept: {100 * model['validation_top1_accuracy']:.2f}% at epoch {model['best_epoch']}, "
           f"{100 * one['validation_top1_accuracy']:.2f}% at epoch {one['best_epoch']})")
     assert model["epochs_run"] == one["epochs_run"] == EPOCHS
-    assert abs(two_last - one_last) <= 0.02
+    assert GAP[0] <= two_last - one_last <= GAP[1]
     no_process_left(run)
 
 
-def test_one_node_of_two_processes_trains_end_to_end(workers, users, digits):  # noqa: F811
-    run = wait_for_run(runs.submit(users["owner"], digits_pipeline(digits, 1, 2, epochs=1)).id, timeout=300)
+@pytest.mark.timeout(1200)
+def test_one_node_of_two_processes_trains_end_to_end_with_sync_batchnorm(workers, users, digits):  # noqa: F811
+    run = wait_for_run(runs.submit(users["owner"], digits_pipeline(digits, 1, 2, epochs=1, sync_batchnorm=True)).id,
+                       timeout=900)
     model, logs = trained(run)
+    assert "Sync BatchNorm: batch-norm statistics over the global batch of 32 images (2 processes x 16)" in (
+        logs / "70_driver_log_0.txt").read_text()
     assert model["epochs_run"] == 1 and (logs.parent / "trained_model" / "model.pt").is_file()
     assert not (logs.parent / "trained_model" / "metrics.jsonl").exists()
     assert {p.name for p in logs.iterdir()} >= {"70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"}
