@@ -31,16 +31,13 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 EPOCHS = 6
 GLOBAL_BATCH = 32
 # Validation top-1 after the last epoch, 2 x 1 minus one process, measured by
-# `bench/distributed_accuracy.py` over seeds 1-5 (same recipe, digits, a quarter held out: 454
-# validation images, one image = 0.22 points): mean +0.97 points, standard deviation 1.74, range
-# -1.76 to +2.86 (|gap| > 2 points in 1 seed of 5: the 2-point limit this test had failed one run in
-# five with nothing wrong); one process alone moves with the seed by 0.84 points (sd). The code's
-# distributed recipe matches one process (tests/training/test_distributed_recipe.py checks it step
-# by step); what is left is the spread of two training runs. The test allows the gap within mean
-# -/+ 3 sd, rounded outwards to half points: 2 x 1 at most 4.5 points below one process (a real
-# fault, such as each rank training on the whole set or a wrong learning-rate schedule, shows far
-# beyond), and at most 6.5 above.
-GAP = (-0.045, 0.065)
+# `bench/distributed_accuracy.py` over seeds 1-5 on this test's data and recipe (450 validation
+# images: one image = 0.22 points): mean +0.76 points, standard deviation 0.95, range -0.67 to
+# +1.56; one process alone moves with the seed by 0.62 points (sd). Before train.drop_last, each
+# epoch ended with a BatchNorm step over 2 images per process and 2 x 1 reached 81% against 94%
+# (the 90.0% of issue 10). What is left is the spread of two training runs: the test allows the gap
+# within mean -/+ 3 sd (-2.10 to +3.61), rounded outwards to half points.
+GAP = (-0.025, 0.04)
 TRAIN = {"epochs": EPOCHS, "warmup_step_number": 20, "learning_rate": 0.05, "random_seed": 1, "patience": EPOCHS,
          "print_frequency": 10}
 
