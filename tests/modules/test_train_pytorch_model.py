@@ -49,7 +49,7 @@ FAST = {"epochs": 2, "batch_size": 16, "learning_rate": 0.05, "print_frequency":
 def test_defaults_are_the_reference_ones():
     defaults = {p.name: p.default for p in TrainPyTorchModel.params}
     assert defaults == {"epochs": 5, "batch_size": 16, "warmup_step_number": 0, "learning_rate": 0.001,
-                        "random_seed": 1, "patience": 3, "print_frequency": 10}
+                        "random_seed": 1, "patience": 3, "print_frequency": 10, "sync_batchnorm": False}
     assert TrainPyTorchModel.distributed
 
 
