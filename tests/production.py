@@ -2,15 +2,12 @@
 and channel layer: collectstatic, migrate, daphne with DEBUG off, Celery workers with the same
 variables. Used by tests/e2e/test_production.py and tests/pipelines/test_signin_and_pool.py."""
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 
 from django.conf import settings
 
+from tests import servers
 from tests.conftest import ROOT, TEST_DATA
 from tests.workers import CeleryWorker, worker_database_url
 
@@ -34,52 +31,11 @@ def manage(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS}")
-
-
-class Daphne:
+class Daphne(servers.Daphne):
     """`daphne -b 127.0.0.1 -p PORT designer.asgi:application` with the production variables."""
 
     def __init__(self, name="production", **extra_env):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = TEST_DATA / f"daphne-{name}.log"
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"],
-                cwd=ROOT, env=production_env(**extra_env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def wait_ready(self, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"daphne exited: {self.log()}")
-            try:
-                urllib.request.urlopen(self.url + "/accounts/login/", timeout=2).read()
-                return self
-            except (OSError, urllib.error.HTTPError):
-                time.sleep(0.2)
-        raise TimeoutError(f"daphne not ready after {timeout} s: {self.log()}")
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-3000:]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        super().__init__(production_env(**extra_env), name=f"daphne-{name}", ports=PORTS)
 
 
 def production_worker(name: str, concurrency: int = 1) -> CeleryWorker:

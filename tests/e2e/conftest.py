@@ -1,16 +1,12 @@
 """Browser tests: a real daphne (HTTP + websockets) on the test database, driven by Debian's
 chromium through Playwright. Each test gets a fresh page signed in as `owner`."""
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, TEST_DATA
+from tests.conftest import ROOT
+from tests.servers import Daphne
 
 try:
     from tests.workers import worker_database_url
@@ -30,50 +26,14 @@ SERVER_MODULES = "tests.toy_modules,tests.e2e.toy_distributed"
 UPLOAD_LIMIT_MB = 4
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class Server(Daphne):
+    """The page server: the test database, DEBUG on, the toy modules, a small upload limit, and the
+    broker and channel layer of the environment (CELERY_BROKER_URL, CHANNEL_LAYER_URL: Redis in the
+    production pass), as the workers of the tests use."""
 
-
-class Server:
     def __init__(self, port: int | None = None):
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = TEST_DATA / "daphne.log"
-        # the test database, and the broker and channel layer of the environment (CELERY_BROKER_URL,
-        # CHANNEL_LAYER_URL: Redis in the production pass), as the workers of the tests use
-        env = {**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "DESIGNER_EXTRA_MODULES": SERVER_MODULES,
-               "DATASET_MAX_UPLOAD_MB": str(UPLOAD_LIMIT_MB)}
-        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        with self.log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def wait_ready(self, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"daphne exited: {self.log()}")
-            try:
-                urllib.request.urlopen(self.url + "/accounts/login/", timeout=2).read()
-                return self
-            except OSError:
-                time.sleep(0.2)
-        raise TimeoutError(f"daphne not ready after {timeout} s: {self.log()}")
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-3000:]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        super().__init__({**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true",
+                          "DESIGNER_EXTRA_MODULES": SERVER_MODULES, "DATASET_MAX_UPLOAD_MB": str(UPLOAD_LIMIT_MB)}, port=port)
 
 
 @pytest.fixture(scope="session")

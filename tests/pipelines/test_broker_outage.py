@@ -18,17 +18,12 @@ import pytest
 
 from tests.conftest import TEST_DATA, wait_for_run
 from tests.pipes import chain
+from tests.servers import free_port
 
 pytestmark = [pytest.mark.production, pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")]
 
 # fast enough for a test: a refused message is tried again every 0.5 s, a lost one after 3 s
 OUTBOX_ENV = {"DISPATCH_RETRY_SECONDS": "0.5", "RESEND_AFTER_SECONDS": "3"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Redis:
@@ -71,7 +66,7 @@ def redis():
 @pytest.fixture
 def web(redis, transactional_db, monkeypatch):
     """daphne on the test database, with the test's Redis as its broker."""
-    from tests.e2e.conftest import Server
+    from tests.e2e.conftest import Server  # the page server, with this test's broker
 
     monkeypatch.setenv("CELERY_BROKER_URL", redis.url)
     for k, v in OUTBOX_ENV.items():

@@ -8,14 +8,13 @@ import json
 import os
 import select
 import socket
-import subprocess
-import sys
 import time
 
 import pytest
 from django.test import Client
 
-from tests.conftest import ROOT, TEST_DATA
+from tests import servers
+from tests.conftest import TEST_DATA
 from tests.workers import worker_database_url
 
 MB = 2**20
@@ -24,36 +23,13 @@ REQUEST_LIMIT_MB = 2
 PORTS = range(17210, 17300)
 
 
-def _free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 17210-17299")
-
-
-class Daphne:
+class Daphne(servers.Daphne):
     def __init__(self, tmp):
-        self.port, self.tmp = _free_port(), tmp
-        env = {**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "TMPDIR": str(tmp),
-               "DATASET_MAX_UPLOAD_MB": str(UPLOAD_LIMIT_MB), "REQUEST_MAX_BODY_MB": str(REQUEST_LIMIT_MB)}
-        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        self.log = TEST_DATA / f"daphne-limits-{self.port}.log"
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-                                          "designer.asgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise TimeoutError(self.log.read_text())
+        self.tmp = tmp
+        super().__init__({**os.environ, "DATABASE_URL": worker_database_url(), "DEBUG": "true", "TMPDIR": str(tmp),
+                          "DATASET_MAX_UPLOAD_MB": str(UPLOAD_LIMIT_MB), "REQUEST_MAX_BODY_MB": str(REQUEST_LIMIT_MB)},
+                         name="daphne-limits", ports=PORTS)
+        self.wait_ready()
 
     def written(self) -> int:
         """Bytes the server process has written so far (files and sockets: /proc/<pid>/io wchar)."""
@@ -61,13 +37,6 @@ class Daphne:
             io = dict(line.split(": ") for line in f.read().splitlines())
         return int(io["wchar"])
 
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 @pytest.fixture(scope="module")
