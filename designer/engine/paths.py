@@ -18,12 +18,14 @@ import re
 import unicodedata
 from pathlib import Path, PurePosixPath
 
+from sdk import layout
+
 # A node or link id: names a folder. Letters, digits, `_`, `-` and `.`, but never `.` or `..`
 # (pipeline.schema.json says the same for the file format; graph.py reports it by name).
 ID_PATTERN = r"^(?!\.\.?$)[A-Za-z0-9_.-]{1,64}$"
 ID_RULE = "1 to 64 letters, digits, '_', '-' or '.', and not '.' or '..'"
-LOG_DIR = "logs"
-LOG_FILE = "70_driver_log.txt"
+LOG_DIR = layout.LOG_DIR
+LOG_FILE = layout.DRIVER_LOG
 DATASETS_DIR = "datasets"
 MAX_FILENAME_CHARS = 150  # well under the 255 bytes most file systems allow, with a UTF-8 margin
 

@@ -12,18 +12,19 @@ from dataclasses import dataclass, field
 
 from designer.engine.graph import topological_order, upstream_of
 
-PENDING = "pending"  # waiting for its inputs
-QUEUED = "queued"  # handed to the workers
-RUNNING = "running"
-COMPLETED = "completed"
-REUSED = "reused"
-FAILED = "failed"
-CANCELLED = "cancelled"
-NOT_RUN = "not_run"
-
-SUCCEEDED = {COMPLETED, REUSED}
-TERMINAL = {COMPLETED, REUSED, FAILED, CANCELLED, NOT_RUN}
-BLOCKING = {FAILED, CANCELLED, NOT_RUN}
+from designer.engine.statuses import (  # noqa: F401 - the scheduler's vocabulary, used as s.QUEUED...
+    BLOCKING,
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    NOT_RUN,
+    PENDING,
+    QUEUED,
+    REUSED,
+    RUNNING,
+    SUCCEEDED,
+    TERMINAL,
+)
 
 
 @dataclass

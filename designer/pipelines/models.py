@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from designer.engine import scheduler as s
+from designer.engine import statuses
 
 
 class Pipeline(models.Model):
@@ -22,12 +22,12 @@ class Pipeline(models.Model):
 
 
 class Run(models.Model):
-    STATUSES = [(x, x) for x in ("queued", "running", "completed", "failed", "cancelled")]
+    STATUSES = statuses.choices(statuses.RUN_STATUSES)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
     pipeline = models.ForeignKey(Pipeline, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     name = models.CharField(max_length=200)
     snapshot = models.JSONField(help_text="The pipeline as submitted: never changes afterwards")
-    status = models.CharField(max_length=16, choices=STATUSES, default="queued")
+    status = models.CharField(max_length=16, choices=STATUSES, default=statuses.QUEUED)
     submitted_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -41,15 +41,15 @@ class Run(models.Model):
 
     @property
     def finished(self) -> bool:
-        return self.status in ("completed", "failed", "cancelled")
+        return self.status in statuses.RUN_FINISHED
 
 
 class NodeRun(models.Model):
-    STATUSES = [(x, x) for x in (s.PENDING, s.QUEUED, s.RUNNING, s.COMPLETED, s.FAILED, s.REUSED, s.CANCELLED, s.NOT_RUN)]
+    STATUSES = statuses.choices(statuses.NODE_STATUSES)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="nodes")
     node_id = models.CharField(max_length=64)
     kind = models.CharField(max_length=100)
-    status = models.CharField(max_length=16, choices=STATUSES, default=s.PENDING, db_index=True)
+    status = models.CharField(max_length=16, choices=STATUSES, default=statuses.PENDING, db_index=True)
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -127,12 +127,12 @@ class NodeLaunch(models.Model):
     """One machine of a distributed node's job: the worker that runs torchrun for node `index`
     (0: the worker that runs the node's task and hosts the rendezvous), and how that went."""
 
-    STATUSES = [(x, x) for x in ("reserved", "running", "exited")]
+    STATUSES = statuses.choices(statuses.LAUNCH_STATUSES)
     noderun = models.ForeignKey(NodeRun, on_delete=models.CASCADE, related_name="launches")
     index = models.PositiveIntegerField(help_text="0 hosts the rendezvous; torchrun numbers the nodes itself")
     worker = models.CharField(max_length=200)
     spec = models.JSONField(default=dict, help_text="command, environment and launcher log of this node's torchrun")
-    status = models.CharField(max_length=16, choices=STATUSES, default="reserved")
+    status = models.CharField(max_length=16, choices=STATUSES, default=statuses.RESERVED)
     stop_requested = models.BooleanField(default=False)
     exit_code = models.IntegerField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

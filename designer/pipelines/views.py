@@ -14,7 +14,7 @@ from django.http import FileResponse, Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from designer.engine import graph
+from designer.engine import graph, statuses
 from designer.pipelines import visualize
 from designer.pipelines.api import EMPTY_PIPELINE, BadRequest, output_dir
 from designer.pipelines.catalogue import get_catalogue
@@ -133,7 +133,7 @@ def designer(request, pk):
     return render(request, "pipelines/designer.html", {
         "p": p, "categories": categories, "datasets": datasets, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
-                 "datasets": datasets,
+                 "datasets": datasets, "statuses": statuses.for_page(),
                  "problems": [x.as_dict() for x in graph.validate(p.draft, catalogue)]},
     })
 

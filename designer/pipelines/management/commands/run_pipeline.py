@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from designer.engine import graph
 from designer.engine import scheduler as s
+from designer.engine import statuses
 from designer.pipelines import runs
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
@@ -52,7 +53,7 @@ class Command(BaseCommand):
             for nr in failed:
                 self.stderr.write(f"node {nr.node_id} ({nr.kind}) failed:\n{nr.error}")
             raise CommandError(f"run {run.id} failed at node {', '.join(nr.node_id for nr in failed)}", returncode=1)
-        if run.status != "completed":
+        if run.status != statuses.COMPLETED:
             raise CommandError(f"run {run.id} ended {run.status}", returncode=1)
 
     def follow(self, run: Run, timeout: float) -> Run:

@@ -1,0 +1,45 @@
+"""Every status name, in one place: nodes, runs and the processes of a distributed node.
+
+Models take their choices from here, the scheduler its decisions, the CLI its exit code and the
+page its colours and "is it over" tests (sent in the page's boot data as `statuses`).
+"""
+from __future__ import annotations
+
+# ---- a node of a run
+PENDING = "pending"  # waiting for its inputs
+QUEUED = "queued"  # handed to the workers
+RUNNING = "running"
+COMPLETED = "completed"
+REUSED = "reused"  # an earlier run's output of the same inputs and parameters
+FAILED = "failed"
+CANCELLED = "cancelled"
+NOT_RUN = "not_run"  # an input failed or was cancelled
+
+NODE_STATUSES = (PENDING, QUEUED, RUNNING, COMPLETED, FAILED, REUSED, CANCELLED, NOT_RUN)
+SUCCEEDED = frozenset({COMPLETED, REUSED})
+TERMINAL = frozenset({COMPLETED, REUSED, FAILED, CANCELLED, NOT_RUN})
+BLOCKING = frozenset({FAILED, CANCELLED, NOT_RUN})
+ACTIVE = frozenset({PENDING, QUEUED, RUNNING})
+
+# ---- a run
+RUN_STATUSES = (QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED)
+RUN_FINISHED = frozenset({COMPLETED, FAILED, CANCELLED})
+
+# ---- one worker's share of a distributed node (NodeLaunch)
+RESERVED = "reserved"
+EXITED = "exited"
+LAUNCH_STATUSES = (RESERVED, RUNNING, EXITED)
+
+# ---- the executor's events that change a node's status, as the page applies them live
+EVENT_STATUS = {"node_started": RUNNING, "node_finished": COMPLETED, "node_failed": FAILED,
+                "node_cancelled": CANCELLED, "node_reused": REUSED}
+
+
+def choices(names) -> list[tuple[str, str]]:
+    return [(x, x) for x in names]
+
+
+def for_page() -> dict:
+    """What the page script needs to know about statuses (boot data)."""
+    return {"node": list(NODE_STATUSES), "run": list(RUN_STATUSES), "terminal": sorted(TERMINAL),
+            "run_finished": sorted(RUN_FINISHED), "active": sorted(ACTIVE), "event_status": EVENT_STATUS}

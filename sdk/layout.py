@@ -1,0 +1,20 @@
+"""Names of the files a node leaves on disk: one owner for each, used by every writer and reader.
+
+    <node dir>/<output port>/_meta.yaml      the port type and its fields (formats in sdk/formats)
+    <node dir>/logs/70_driver_log.txt        the node's log (one process)
+    <node dir>/logs/70_driver_log_<rank>.txt one per process of a distributed node
+    <node dir>/logs/70_mpi_log.txt           the launchers' log of a distributed node
+"""
+from __future__ import annotations
+
+META_FILE = "_meta.yaml"
+LOG_DIR = "logs"
+DRIVER_LOG = "70_driver_log.txt"
+MPI_LOG = "70_mpi_log.txt"
+DRIVER_LOG_PREFIX = "70_driver_log_"
+DRIVER_LOG_GLOB = f"{DRIVER_LOG_PREFIX}*.txt"
+
+
+def driver_log(rank: int) -> str:
+    """The log file name of one process of a distributed node."""
+    return f"{DRIVER_LOG_PREFIX}{int(rank)}.txt"
