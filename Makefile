@@ -42,7 +42,11 @@ run: deps
 worker: deps
 	$(PY) -m celery -A designer.celery worker -l info -c $${CONCURRENCY:-2}
 
+# first the structure (dependencies one way: pyproject.toml's import-linter contracts; the page
+# script's pure modules with Node's own test runner), then everything else
 test: deps chromium
+	.venv/bin/lint-imports
+	npm test --silent
 	$(PY) -m pytest
 	$(PROD_ENV) $(PY) -m pytest -m production
 
@@ -56,3 +60,4 @@ bench: deps chromium
 
 lint: deps
 	.venv/bin/ruff check .
+	.venv/bin/lint-imports
