@@ -7,18 +7,18 @@ from functools import wraps
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
-from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from designer.engine import graph, logstore, paths
-from designer.pipelines import events, outbox, runs
+from designer.pipelines import drafts, events, outbox, runs
 from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun, Pipeline, Run
+from sdk import layout
 
-EMPTY_PIPELINE = {"schema_version": 1, "nodes": [], "links": [], "layout": {}}
+EMPTY_PIPELINE = drafts.EMPTY_PIPELINE  # read here by tests/e2e/helpers.py; drafts.py owns it
 
 
 class BadRequest(Exception):
@@ -41,12 +41,23 @@ def api(*methods):
                 return view(request, *args, **kwargs)
             except BadRequest as e:
                 return JsonResponse(e.body, status=e.status)
-            except Http404:
+            except drafts.DraftError as e:
+                return _draft_error(e)
+            except (Http404, Pipeline.DoesNotExist):
                 return JsonResponse({"error": "not found"}, status=404)
 
         return inner
 
     return wrap
+
+
+def _draft_error(e: drafts.DraftError) -> JsonResponse:
+    body = {"error": str(e)}
+    if e.problems is not None:
+        body["problems"] = [p.as_dict() for p in e.problems]
+    if isinstance(e, drafts.Conflict):
+        return JsonResponse({**body, "stored_revision": e.stored_revision}, status=409)
+    return JsonResponse(body, status=400)
 
 
 def body_json(request) -> dict:
@@ -59,21 +70,6 @@ def body_json(request) -> dict:
     if not isinstance(data, dict):
         raise BadRequest("the request body must be a JSON object")
     return data
-
-
-def checked_draft(doc) -> tuple[dict, list]:
-    """A draft may have semantic problems (it is being edited) but must have the right shape."""
-    try:
-        doc = graph.upgrade(doc)
-    except graph.PipelineInvalid as e:
-        raise BadRequest("the pipeline cannot be read", e.problems)
-    shape = graph.schema_problems(doc)
-    if shape:
-        raise BadRequest("the pipeline does not follow the file format", shape)
-    unstorable = graph.unstorable_problems(doc, get_catalogue())
-    if unstorable:  # a draft may hold a wrong value, but not one the database cannot store
-        raise BadRequest(f"the pipeline holds {len(unstorable)} value(s) that are not numbers", unstorable)
-    return doc, graph.validate(doc, get_catalogue())
 
 
 # ---------------------------------------------------------------- modules, validation
@@ -104,9 +100,7 @@ def pipeline_json(p: Pipeline, with_draft=True, problems: list | None = None) ->
          "nodes": len(p.draft.get("nodes", []))}
     if with_draft:
         d["draft"] = p.draft
-        if problems is None:
-            problems = graph.validate(p.draft, get_catalogue()) if not graph.schema_problems(p.draft) else []
-        d["problems"] = [x.as_dict() for x in problems]
+        d["problems"] = [x.as_dict() for x in (drafts.problems(p.draft) if problems is None else problems)]
     return d
 
 
@@ -115,9 +109,7 @@ def pipelines(request):
     if request.method == "GET":
         return JsonResponse({"pipelines": [pipeline_json(p, False) for p in request.user.pipelines.all()]})
     data = body_json(request)
-    draft, problems = checked_draft(data.get("draft", EMPTY_PIPELINE))
-    name = str(data.get("name") or draft.get("name") or "Untitled pipeline")[:200]
-    p = Pipeline.objects.create(owner=request.user, name=name, draft=draft)
+    p, problems = drafts.create(request.user, data.get("name"), data.get("draft"))
     return JsonResponse(pipeline_json(p, problems=problems), status=201)
 
 
@@ -125,64 +117,34 @@ def pipelines(request):
 def pipeline_import(request):
     """Body: a pipeline file (or an upload named `file`). Nothing is created unless it is valid."""
     raw = request.FILES["file"].read() if "file" in request.FILES else request.body
-    try:
-        doc = graph.parse_text(raw)
-    except graph.PipelineInvalid as e:
-        raise BadRequest("the file cannot be imported", e.problems)
-    problems = graph.validate(doc, get_catalogue())
-    if problems:
-        raise BadRequest(f"the file cannot be imported: {len(problems)} problem(s)", problems)
-    p = Pipeline.objects.create(owner=request.user, name=str(doc.get("name") or "Imported pipeline")[:200], draft=doc)
+    p = drafts.import_document(request.user, drafts.read_document(raw))
     return JsonResponse(pipeline_json(p, problems=[]), status=201)
 
 
 @api("GET", "PUT", "DELETE")
 def pipeline_detail(request, pk):
-    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
+    p = drafts.owned(request.user, pk)
     if request.method == "GET":
         return JsonResponse(pipeline_json(p))
     if request.method == "DELETE":
-        p.delete()
+        drafts.delete(p)
         return HttpResponse(status=204)
     data = body_json(request)
     if "revision" not in data:
         raise BadRequest("say which revision you edited: `revision` is required")
-    if not isinstance(data["revision"], int) or isinstance(data["revision"], bool):
-        raise BadRequest(f"`revision` must be a whole number (the revision you edited), got {data['revision']!r}")
-    draft, problems = checked_draft(data["draft"]) if "draft" in data else (p.draft, None)
-    with transaction.atomic():
-        # update() skips auto_now: the list of pipelines shows the last saved first
-        fields = {"revision": p.revision + 1, "draft": draft, "updated_at": timezone.now()}
-        if data.get("name"):
-            fields["name"] = str(data["name"])[:200]
-        # a conditional update: two tabs saving at once cannot both win
-        saved = Pipeline.objects.filter(pk=p.pk, revision=data["revision"]).update(**fields)
-    if not saved:
-        p.refresh_from_db()
-        raise BadRequest(
-            f"this pipeline was saved elsewhere (revision {p.revision}) after the revision {data['revision']} you edited; "
-            "reload it to get the latest version. Nothing was overwritten.",
-            status=409, stored_revision=p.revision)
-    for k, v in fields.items():  # what was stored: not read back (a big draft is megabytes of JSON)
-        setattr(p, k, v)
+    problems = drafts.save(p, data["revision"], draft=data.get("draft"), name=data.get("name"))
     return JsonResponse(pipeline_json(p, problems=problems))
 
 
 @api("POST")
 def pipeline_clone(request, pk):
-    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
-    copy = Pipeline.objects.create(owner=request.user, name=f"{p.name} (copy)"[:200], draft=p.draft)
-    return JsonResponse(pipeline_json(copy), status=201)
-
-
-def export_text(p: Pipeline) -> str:
-    return graph.dumps({**p.draft, "name": p.name})
+    return JsonResponse(pipeline_json(drafts.clone(drafts.owned(request.user, pk))), status=201)
 
 
 @api("GET")
 def pipeline_export(request, pk):
-    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
-    response = HttpResponse(export_text(p), content_type="application/json")
+    p = drafts.owned(request.user, pk)
+    response = HttpResponse(drafts.export_text(p), content_type="application/json")
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in p.name) or "pipeline"
     response["Content-Disposition"] = f'attachment; filename="{safe}.json"'
     return response
@@ -214,7 +176,7 @@ def node_json(nr: NodeRun) -> dict:
 
 @api("GET", "POST")
 def pipeline_runs(request, pk):
-    p = get_object_or_404(Pipeline, pk=pk, owner=request.user)
+    p = drafts.owned(request.user, pk)
     if request.method == "GET":
         return JsonResponse({"runs": [run_json(r, False) for r in p.runs.all()]})
     data = body_json(request)
@@ -263,11 +225,6 @@ def run_events(request, pk):
 # ---------------------------------------------------------------- a node's files and logs
 
 
-def _noderun(request, pk, node_id) -> NodeRun:
-    run = get_object_or_404(Run, pk=pk, owner=request.user)
-    return get_object_or_404(NodeRun.objects.select_related("reused_from"), run=run, node_id=node_id)
-
-
 def _int(raw, default: int) -> int:
     try:
         return max(0, int(raw))
@@ -304,10 +261,10 @@ def _list(directory: Path) -> list[dict]:
 
 @api("GET")
 def node_log(request, pk, node_id):
-    nr = _noderun(request, pk, node_id)
+    nr = drafts.node_run(request.user, pk, node_id)
     logs = _logs_dir(nr)
     names = [f["path"] for f in _list(logs)]
-    name = request.GET.get("file") or (names[0] if names else "70_driver_log.txt")
+    name = request.GET.get("file") or (names[0] if names else layout.DRIVER_LOG)
     if name not in names and names:
         raise BadRequest(f"no log named {name!r}; this node's logs: {', '.join(names)}", status=404)
     chunk = _checked(logstore.read, logs, name, _int(request.GET.get("offset"), 0))
@@ -317,14 +274,14 @@ def node_log(request, pk, node_id):
 
 @api("GET")
 def node_files(request, pk, node_id):
-    nr = _noderun(request, pk, node_id)
+    nr = drafts.node_run(request.user, pk, node_id)
     return JsonResponse({"outputs": {port: _list(output_dir(nr, port)) for port in sorted(nr.outputs)},
                          "logs": _list(_logs_dir(nr)), "status": nr.status, "error": nr.error})
 
 
 @api("GET")
 def node_file_download(request, pk, node_id, area, path):
-    nr = _noderun(request, pk, node_id)
+    nr = drafts.node_run(request.user, pk, node_id)
     if area != "logs" and area not in nr.outputs:
         raise Http404
     base = _logs_dir(nr) if area == "logs" else output_dir(nr, area)
@@ -339,6 +296,4 @@ def node_file_download(request, pk, node_id, area, path):
 
 @api("GET")
 def compute(request):
-    from designer.pipelines.compute import workers
-
     return JsonResponse({"workers": workers()})

@@ -9,22 +9,18 @@ import mimetypes
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from designer.engine import graph, statuses
-from designer.pipelines import visualize
-from designer.pipelines.api import EMPTY_PIPELINE, BadRequest, output_dir
+from designer.pipelines import drafts, visualize
+from designer.pipelines.api import BadRequest, output_dir
 from designer.pipelines.catalogue import get_catalogue
-from designer.pipelines.models import NodeRun, Pipeline, Run
+from designer.pipelines.compute import workers
+from designer.pipelines.models import NodeRun
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
-
-
-def _own(request, pk) -> Pipeline:
-    return get_object_or_404(Pipeline, pk=pk, owner=request.user)
 
 
 # ---------------------------------------------------------------- pipelines list
@@ -47,8 +43,7 @@ def _home(request, import_problems=None, import_error=None, status=200):
 @login_required
 @require_POST
 def pipeline_new(request):
-    name = request.POST.get("name", "").strip()[:200] or "Untitled pipeline"
-    p = Pipeline.objects.create(owner=request.user, name=name, draft=dict(EMPTY_PIPELINE))
+    p, _ = drafts.create(request.user, request.POST.get("name", "").strip())
     return redirect("designer", pk=p.pk)
 
 
@@ -62,14 +57,12 @@ def pipeline_import(request):
     if upload.size > MAX_IMPORT_BYTES:
         return _home(request, import_error=f"{upload.name} is {upload.size:,} bytes: a pipeline file may be at most {MAX_IMPORT_BYTES:,}", status=400)
     try:
-        doc = graph.parse_text(upload.read())
-    except graph.PipelineInvalid as e:
-        return _home(request, import_error=f"{upload.name} cannot be imported", import_problems=e.problems, status=400)
-    problems = graph.validate(doc, get_catalogue())
-    if problems:
-        return _home(request, import_error=f"{upload.name} cannot be imported: {len(problems)} problem(s); nothing was imported",
-                     import_problems=problems, status=400)
-    p = Pipeline.objects.create(owner=request.user, name=str(doc.get("name") or upload.name.rsplit(".", 1)[0])[:200], draft=doc)
+        doc = drafts.read_document(upload.read(), what=upload.name)
+        p = drafts.import_document(request.user, doc, what=upload.name, name=upload.name.rsplit(".", 1)[0])
+    except drafts.Unreadable as e:
+        return _home(request, import_error=str(e), import_problems=e.problems, status=400)
+    except drafts.DraftError as e:
+        return _home(request, import_error=f"{e}; nothing was imported", import_problems=e.problems, status=400)
     messages.success(request, f"Imported {p.name}.")
     return redirect("designer", pk=p.pk)
 
@@ -77,18 +70,14 @@ def pipeline_import(request):
 @login_required
 @require_http_methods(["GET", "POST"])
 def pipeline_rename(request, pk):
-    p = _own(request, pk)
+    p = drafts.owned(request.user, pk)
     error = None
     if request.method == "POST":
-        name = request.POST.get("name", "").strip()
-        if not name:
-            error = "a name cannot be empty"
-        elif len(name) > 200:
-            error = f"a name may have at most 200 characters (this one has {len(name)})"
+        try:  # the revision moves on: an open designer tab learns of it on its next save
+            drafts.rename(p, request.POST.get("name", ""))
+        except drafts.DraftError as e:
+            error = str(e)
         else:
-            with transaction.atomic():  # the revision moves on: an open designer tab learns of it on its next save
-                Pipeline.objects.filter(pk=p.pk).update(name=name, revision=p.revision + 1)
-            p.refresh_from_db()
             if request.htmx:
                 return render(request, "pipelines/_row.html", {"p": p})
             return redirect("home")
@@ -99,8 +88,8 @@ def pipeline_rename(request, pk):
 @login_required
 @require_POST
 def pipeline_clone(request, pk):
-    p = _own(request, pk)
-    copy = Pipeline.objects.create(owner=request.user, name=f"{p.name} (copy)"[:200], draft=p.draft)
+    p = drafts.owned(request.user, pk)
+    copy = drafts.clone(p)
     messages.success(request, f"Cloned {p.name} as {copy.name}.")
     return redirect("home")
 
@@ -109,11 +98,10 @@ def pipeline_clone(request, pk):
 @require_http_methods(["GET", "POST"])
 def pipeline_delete(request, pk):
     """GET asks for confirmation; POST deletes."""
-    p = _own(request, pk)
+    p = drafts.owned(request.user, pk)
     if request.method == "POST":
-        name = p.name
-        p.delete()
-        messages.success(request, f"Deleted {name}.")
+        drafts.delete(p)
+        messages.success(request, f"Deleted {p.name}.")
         return redirect("home")
     return render(request, "pipelines/delete.html", {"p": p, "runs": p.runs.count()})
 
@@ -124,7 +112,7 @@ def pipeline_delete(request, pk):
 @login_required
 @require_GET
 def designer(request, pk):
-    p = _own(request, pk)
+    p = drafts.owned(request.user, pk)
     catalogue = get_catalogue()
     categories: dict[str, list] = {}
     for m in catalogue:
@@ -134,7 +122,7 @@ def designer(request, pk):
         "p": p, "categories": categories, "datasets": datasets, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
                  "datasets": datasets, "statuses": statuses.for_page(),
-                 "problems": [x.as_dict() for x in graph.validate(p.draft, catalogue)]},
+                 "problems": [x.as_dict() for x in drafts.problems(p.draft)]},
     })
 
 
@@ -143,7 +131,7 @@ def designer(request, pk):
 def node_pane(request, pk):
     """The right pane for one node, generated from its module's declaration. Body: `node`, the
     node's JSON as it is on the canvas; values already invalid are marked with the server's message."""
-    _own(request, pk)
+    drafts.owned(request.user, pk)
     try:
         node = json.loads(request.POST.get("node", ""))
         kind = node["kind"]
@@ -167,16 +155,11 @@ def node_pane(request, pk):
 # ---------------------------------------------------------------- Visualize
 
 
-def _noderun(request, pk, node_id) -> NodeRun:
-    run = get_object_or_404(Run, pk=pk, owner=request.user)
-    return get_object_or_404(NodeRun, run=run, node_id=node_id)
-
-
 @login_required
 @require_GET
 def node_visualize(request, pk, node_id):
     """The Visualize pane of one node of a run: a preview of each of its outputs."""
-    nr = _noderun(request, pk, node_id)
+    nr = drafts.node_run(request.user, pk, node_id)
     wrong_only = request.GET.get("wrong") == "1"
     outputs = [{"port": port, **_preview(nr, port, wrong_only)} for port in sorted(nr.outputs)]
     return render(request, "pipelines/_visualize.html", {"nr": nr, "run_id": pk, "outputs": outputs, "wrong_only": wrong_only})
@@ -193,7 +176,7 @@ def _preview(nr: NodeRun, port: str, wrong_only: bool) -> dict:
 @require_GET
 def node_image(request, pk, node_id, port, index):
     """One image of an ImageDirectory output (only files inside the artifact or data store)."""
-    nr = _noderun(request, pk, node_id)
+    nr = drafts.node_run(request.user, pk, node_id)
     try:
         directory = port in nr.outputs and output_dir(nr, port)
     except BadRequest:
@@ -211,6 +194,4 @@ def node_image(request, pk, node_id, port, index):
 @require_GET
 def compute(request):
     """The workers (one worker = one node of a distributed job); htmx refreshes the table."""
-    from designer.pipelines.compute import workers
-
     return render(request, "pipelines/compute.html", {"workers": workers()})

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from designer.pipelines.api import export_text
+from designer.pipelines.drafts import export_text
 from designer.pipelines.management.commands._common import ready_database
 from designer.pipelines.models import Pipeline
 

@@ -1,7 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from designer.engine import graph
-from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines import drafts
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
     owner,
@@ -9,7 +8,6 @@ from designer.pipelines.management.commands._common import (
     read_pipeline_file,
     ready_database,
 )
-from designer.pipelines.models import Pipeline
 
 
 class Command(BaseCommand):
@@ -23,8 +21,8 @@ class Command(BaseCommand):
         doc = read_pipeline_file(opts["file"])
         ready_database(self.stderr)
         user = owner(opts["owner"], self.stderr)
-        problems = graph.validate(doc, get_catalogue())
-        if problems:
-            raise CommandError(f"{opts['file']} cannot be imported, {len(problems)} problem(s):\n{problems_text(problems)}")
-        p = Pipeline.objects.create(owner=user, name=doc.get("name") or "Imported pipeline", draft=doc)
+        try:
+            p = drafts.import_document(user, doc, what=opts["file"])
+        except drafts.DraftError as e:
+            raise CommandError(f"{opts['file']} cannot be imported, {len(e.problems)} problem(s):\n{problems_text(e.problems)}")
         self.stdout.write(str(p.id))
