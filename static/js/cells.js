@@ -1,0 +1,63 @@
+/* X6 cells from the pipeline document (pure): a node's box, its ports, its label; a link's edge. */
+import { IN, OUT, nodeData, portId } from './document.js';
+
+export const NODE_W = 200;
+export const NODE_H = 54;
+export const NODE_SHAPE = 'pd-module';
+export const LINK_SHAPE = 'pd-link';
+export const PROBLEM_RED = '#cf222e';
+
+/** A module's ports, and in red any port a link names that the module does not declare. */
+export function portItems(module, nodeId, links) {
+  const items = [];
+  const declared = new Set();
+  for (const [side, group] of [['inputs', IN], ['outputs', OUT]]) {
+    for (const p of (module ? module[side] : [])) {
+      declared.add(portId(group, p.name));
+      items.push({ id: portId(group, p.name), group,
+        attrs: { circle: { title: `${p.label} (${p.type}${p.optional ? ', optional' : ''})`, 'data-type': p.type, 'data-port': p.name } } });
+    }
+  }
+  for (const l of links || []) {
+    for (const [end, group] of [[l.from, OUT], [l.to, IN]]) {
+      const id = portId(group, end.port);
+      if (end.node === nodeId && !declared.has(id)) {
+        declared.add(id);
+        items.push({ id, group, attrs: { circle: { title: `${end.port} (not declared by this module)`, stroke: PROBLEM_RED, fill: '#ffebe9' } } });
+      }
+    }
+  }
+  return items;
+}
+
+// measuring text (X6's textWrap) costs more than the rest of a node's drawing: cut by length
+export const shorten = (text) => (text.length > 26 ? `${text.slice(0, 25)}…` : text);
+
+/** "Module label", "Load dataset: digits" for a dataset node, or "<kind> (unknown module)". */
+export function nodeLabel(doc, module, datasets) {
+  if (!module) return `${doc.kind} (unknown module)`;
+  const ds = doc.kind === 'dataset' && doc.parameters ? datasets.get(doc.parameters.dataset) : null;
+  return ds ? `${module.label}: ${ds.name}` : module.label;
+}
+
+/** The X6 node of a node's JSON. catalogue: {modules: Map kind -> module, datasets: Map id -> dataset}. */
+export function nodeMeta(doc, pos, links, catalogue) {
+  const m = catalogue.modules.get(doc.kind);
+  return {
+    id: doc.id, shape: NODE_SHAPE, x: pos.x, y: pos.y, data: nodeData(doc),
+    attrs: { label: { text: shorten(nodeLabel(doc, m, catalogue.datasets)) }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind } },
+    ports: { items: portItems(m, doc.id, links) },
+  };
+}
+
+/** The X6 edge of a link. */
+export function edgeMeta(link) {
+  return {
+    id: link.id, shape: LINK_SHAPE,
+    source: { cell: link.from.node, port: portId(OUT, link.from.port) },
+    target: { cell: link.to.node, port: portId(IN, link.to.port) },
+  };
+}
+
+/** The X6 edge of a pasted link ({from, fromPort, to, toPort}: ports as the canvas names them). */
+export const pastedEdgeMeta = (l) => ({ shape: LINK_SHAPE, source: { cell: l.from, port: l.fromPort }, target: { cell: l.to, port: l.toPort } });

@@ -1,0 +1,66 @@
+/* The rules a new link must keep (pure), as the server applies them (designer/engine/graph.py,
+ * modules/base.py `compatible`): an output feeds an input of its type or an AnyDirectory input,
+ * an input is fed once, and the links make no cycle. The server stays the judge: every save
+ * answers with the pipeline's problems; these rules refuse a link before it is drawn. */
+import { IN, OUT } from './document.js';
+
+/** The port type that accepts every other one. */
+export const ANY_DIRECTORY = 'AnyDirectory';
+
+export const accepts = (outType, inType) => outType === inType || inType === ANY_DIRECTORY;
+
+/** A port as the module declares it ({name, label, type, optional}), or null. */
+export function declaredPort(module, group, name) {
+  if (!module) return null;
+  return (group === IN ? module.inputs : module.outputs).find((p) => p.name === name) || null;
+}
+
+/** How a message names a node: "Module label (n3)". */
+export function nodeName(modules, node) {
+  const m = modules.get(node.kind);
+  return `${m ? m.label : node.kind} (${node.id})`;
+}
+
+/** Whether the links lead from node id `from` to node id `to`. */
+export function reaches(links, from, to) {
+  const next = new Map();
+  for (const l of links) {
+    if (!next.has(l.from.node)) next.set(l.from.node, []);
+    next.get(l.from.node).push(l.to.node);
+  }
+  const seen = new Set();
+  const stack = [from];
+  while (stack.length) {
+    const n = stack.pop();
+    if (n === to) return true;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    stack.push(...(next.get(n) || []));
+  }
+  return false;
+}
+
+/**
+ * Why `link` may not be made, or '' when it may.
+ * modules: Map kind -> module; nodes: Map id -> {id, kind}; links: every link of the canvas
+ * (the new one may be among them).
+ */
+export function refusal(modules, nodes, links, link) {
+  const src = nodes.get(link.from.node);
+  const dst = nodes.get(link.to.node);
+  if (!src || !dst) return '';
+  const name = (n) => nodeName(modules, n);
+  const out = declaredPort(modules.get(src.kind), OUT, link.from.port);
+  const inp = declaredPort(modules.get(dst.kind), IN, link.to.port);
+  if (out && inp && !accepts(out.type, inp.type)) {
+    return `Cannot connect ${name(src)} output "${out.label}" (${out.type}) to ${name(dst)} input "${inp.label}" (${inp.type}): `
+      + `the types differ; ${inp.label} accepts only ${inp.type}.`;
+  }
+  if (links.some((l) => l.id !== link.id && l.to.node === dst.id && l.to.port === link.to.port)) {
+    return `Input "${inp ? inp.label : `${IN}:${link.to.port}`}" of ${name(dst)} is already connected: delete that link first.`;
+  }
+  if (reaches(links, dst.id, src.id)) {
+    return `Cannot connect ${name(src)} to ${name(dst)}: the link would make a cycle (${name(dst)} already feeds ${name(src)}).`;
+  }
+  return '';
+}

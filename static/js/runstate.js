@@ -1,0 +1,41 @@
+/* A run as the page knows it (pure): the server's answers merged with the socket's events, and
+ * the metric series the events carry. */
+
+/** A run before the server answered about it. */
+export const unknownRun = (id, book) => ({ id, nodes: {}, status: book.newRun });
+
+/**
+ * The server's answer about a run, keeping any node an event moved further along meanwhile
+ * (an event that came while the answer was on its way is newer than the answer).
+ */
+export function mergeRun(known, fresh, book) {
+  const nodes = { ...(fresh.nodes || {}) };
+  const mine = (known && known.nodes) || {};
+  for (const [id, info] of Object.entries(nodes)) {
+    if (mine[id] && book.step(mine[id].status) > book.step(info.status)) nodes[id] = { ...info, ...mine[id] };
+  }
+  return { ...fresh, nodes };
+}
+
+/** Apply a node event to the run in place; false for an event that changes no node's status. */
+export function applyNodeEvent(run, ev, book) {
+  const status = book.forEvent(ev.type);
+  if (!status || !ev.node) return false;
+  run.nodes = run.nodes || {};
+  const info = run.nodes[ev.node] || (run.nodes[ev.node] = {});
+  info.status = status;
+  if (ev.data && ev.data.duration != null) info.duration = ev.data.duration;
+  if (ev.data && ev.data.error) info.error = ev.data.error;
+  if (run.status === book.newRun) run.status = book.running;
+  return true;
+}
+
+/** Add a metric event's point to metrics[node][name] (a list of {x: step, y: value}). */
+export function addMetric(metrics, ev) {
+  const byNode = metrics[ev.node] || (metrics[ev.node] = {});
+  const series = byNode[ev.data.name] || (byNode[ev.data.name] = []);
+  series.push({ x: ev.data.step ?? series.length, y: ev.data.value });
+  return series;
+}
+
+export const nodeStatus = (run, id) => (run && run.nodes && run.nodes[id] ? run.nodes[id].status : null);

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { addMetric, applyNodeEvent, mergeRun, nodeStatus, unknownRun } from '../../static/js/runstate.js';
+import { statusBook } from '../../static/js/statuses.js';
+import { STATUSES } from './fixtures.mjs';
+
+const book = statusBook(STATUSES);
+
+test('a run not yet heard of is queued with no nodes', () => {
+  assert.deepEqual(unknownRun(4, book), { id: 4, nodes: {}, status: 'queued' });
+});
+
+test('an answer does not take back what a newer event said', () => {
+  const known = { id: 1, nodes: { a: { status: 'completed', duration: 2 }, b: { status: 'queued' } } };
+  const fresh = { id: 1, status: 'running', nodes: { a: { status: 'running' }, b: { status: 'running' }, c: { status: 'pending' } } };
+  assert.deepEqual(mergeRun(known, fresh, book), { id: 1, status: 'running',
+    nodes: { a: { status: 'completed', duration: 2 }, b: { status: 'running' }, c: { status: 'pending' } } });
+});
+
+test('node events set the node status; the first one starts the run', () => {
+  const run = unknownRun(1, book);
+  assert.ok(applyNodeEvent(run, { type: 'node_started', node: 'a' }, book));
+  assert.equal(run.status, 'running');
+  assert.ok(applyNodeEvent(run, { type: 'node_failed', node: 'a', data: { duration: 3, error: 'boom' } }, book));
+  assert.deepEqual(run.nodes.a, { status: 'failed', duration: 3, error: 'boom' });
+  assert.equal(nodeStatus(run, 'a'), 'failed');
+  assert.equal(nodeStatus(run, 'b'), null);
+  assert.ok(!applyNodeEvent(run, { type: 'metric', node: 'a', data: {} }, book));
+  assert.ok(!applyNodeEvent(run, { type: 'node_started' }, book));
+});
+
+test('metric points gather by node and name, numbered when no step is given', () => {
+  const metrics = {};
+  addMetric(metrics, { node: 'a', data: { name: 'loss', step: 5, value: 0.5 } });
+  addMetric(metrics, { node: 'a', data: { name: 'loss', value: 0.25 } });
+  addMetric(metrics, { node: 'a', data: { name: 'acc', value: 0.9 } });
+  assert.deepEqual(metrics, { a: { loss: [{ x: 5, y: 0.5 }, { x: 1, y: 0.25 }], acc: [{ x: 0, y: 0.9 }] } });
+});
