@@ -1,0 +1,171 @@
+/* The canvas: AntV X6 (a classic script, global X6) with its plugins, the pipeline drawn on it,
+ * the draft read back from it, dagre's layout (global dagre) and the minimap.
+ * Run status paints never enter the undo history (option `ignoreHistory`, see SILENT). */
+import { NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, edgeMeta, nodeMeta } from './cells.js';
+import { linkOf, nodeDoc, toDraft } from './document.js';
+import { refusal } from './rules.js';
+
+export const SILENT = { ignoreHistory: true };
+
+function registerShapes() {
+  X6.Graph.registerNode(NODE_SHAPE, {
+    inherit: 'rect',
+    width: NODE_W,
+    height: NODE_H,
+    markup: [
+      { tagName: 'rect', selector: 'body' },
+      { tagName: 'rect', selector: 'stripe' },
+      { tagName: 'text', selector: 'label' },
+      { tagName: 'text', selector: 'status' },
+      { tagName: 'text', selector: 'badge' },
+    ],
+    attrs: {
+      body: { refWidth: '100%', refHeight: '100%', rx: 6, ry: 6, fill: '#fff', stroke: '#8c959f', strokeWidth: 1 },
+      stripe: { width: 6, refHeight: '100%', rx: 3, ry: 3, fill: '#d0d7de' },
+      label: { refX: 16, refY: 19, fontSize: 13, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle' },
+      status: { refX: 16, refY: 39, fontSize: 11, fill: '#57606a', textAnchor: 'start', textVerticalAnchor: 'middle' },
+      badge: { refX: NODE_W - 10, refY: 17, fontSize: 12, fontWeight: 'bold', fill: '#cf222e', textAnchor: 'end', textVerticalAnchor: 'middle' },
+    },
+    ports: {
+      groups: {
+        in: { position: 'top', attrs: { circle: { r: 6, magnet: 'passive', stroke: '#57606a', strokeWidth: 1.5, fill: '#fff' } } },
+        out: { position: 'bottom', attrs: { circle: { r: 6, magnet: true, stroke: '#57606a', strokeWidth: 1.5, fill: '#d0d7de' } } },
+      },
+    },
+  });
+  X6.Graph.registerEdge(LINK_SHAPE, {
+    inherit: 'edge',
+    zIndex: -1,
+    connector: { name: 'smooth', args: { direction: 'V' } },
+    attrs: { line: { stroke: '#57606a', strokeWidth: 1.5, targetMarker: { name: 'block', width: 8, height: 6 } } },
+  }, true);
+}
+
+/** The graph and its plugins. refuse(edge) answers why a new link may not be made ('' if it may). */
+function makeGraph(container, refuse, onRefusal) {
+  const graph = new X6.Graph({
+    container,
+    autoResize: true,
+    async: false,
+    grid: { size: 10, visible: true },
+    background: { color: '#f6f8fa' },
+    panning: { enabled: true, eventTypes: ['rightMouseDown', 'mouseWheel'] },
+    mousewheel: { enabled: true, modifiers: ['ctrl', 'meta'], zoomAtMousePosition: true, minScale: 0.1, maxScale: 3 },
+    connecting: {
+      connector: { name: 'smooth', args: { direction: 'V' } },
+      anchor: 'center',
+      connectionPoint: 'anchor',
+      allowBlank: false, allowLoop: false, allowNode: false, allowEdge: false, allowMulti: 'withPort',
+      highlight: true,
+      snap: { radius: 24 },
+      createEdge() { return this.createEdge({ shape: LINK_SHAPE }); },
+      validateMagnet({ magnet }) { return (magnet.getAttribute('port') || '').startsWith('out:'); },
+      validateConnection({ targetPort, sourcePort, sourceCell, targetCell }) {
+        return !!targetPort && targetPort.startsWith('in:') && !!sourcePort && sourcePort.startsWith('out:') && sourceCell !== targetCell;
+      },
+      validateEdge({ edge }) {
+        const why = refuse(edge);
+        if (why) onRefusal(why);
+        return !why;
+      },
+    },
+    highlighting: {
+      magnetAvailable: { name: 'stroke', args: { padding: 3, attrs: { stroke: '#0969da', 'stroke-width': 2 } } },
+      magnetAdsorbed: { name: 'stroke', args: { padding: 4, attrs: { stroke: '#1a7f37', 'stroke-width': 3 } } },
+    },
+  });
+  const history = new X6.History({
+    enabled: true,
+    beforeAddCommand(event, args) { return !(args && args.options && args.options.ignoreHistory); },
+  });
+  // the UMD build leaves out the plugins' Graph.prototype shortcuts: call the plugins themselves
+  const selection = new X6.Selection({ enabled: true, multiple: true, rubberband: true, movable: true, showNodeSelectionBox: true, pointerEvents: 'none' });
+  const keyboard = new X6.Keyboard({ enabled: true });
+  graph.use(history);
+  graph.use(selection);
+  graph.use(new X6.Snapline({ enabled: true }));
+  graph.use(keyboard);
+  return { graph, history, selection, keyboard };
+}
+
+/** Places for nodes from dagre, top to bottom: {id: {x, y}}. */
+export function dagrePositions(nodes, links) {
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: 'TB', nodesep: 40, ranksep: 60, marginx: 20, marginy: 20 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const n of nodes) g.setNode(n.id, { width: NODE_W, height: NODE_H });
+  for (const l of links) if (g.hasNode(l.from.node) && g.hasNode(l.to.node)) g.setEdge(l.from.node, l.to.node);
+  dagre.layout(g);
+  const out = {};
+  for (const id of g.nodes()) { const p = g.node(id); out[id] = { x: p.x - NODE_W / 2, y: p.y - NODE_H / 2 }; }
+  return out;
+}
+
+const edgeEnds = (e) => ({ id: e.id, source: e.getSourceCellId(), sourcePort: e.getSourcePortId(), target: e.getTargetCellId(), targetPort: e.getTargetPortId() });
+
+/**
+ * The canvas of the page. catalogue: {modules, datasets} (Maps); extra: the draft's other fields;
+ * onRefusal(text) tells the user why a link was not made.
+ */
+export function createCanvas(container, catalogue, extra, onRefusal) {
+  registerShapes();
+  const refuse = (edge) => {
+    const link = linkOf(edgeEnds(edge));
+    const ends = [edge.getSourceCell(), edge.getTargetCell()];
+    if (!link || !ends[0] || !ends[1]) return '';
+    const nodes = new Map(ends.map((n) => [n.id, { id: n.id, kind: n.getData().kind }]));
+    return refusal(catalogue.modules, nodes, canvas.links(), link);
+  };
+  const parts = makeGraph(container, refuse, onRefusal);
+  const { graph, history } = parts;
+  const canvas = {
+    ...parts,
+    container,
+    /** X6 node metadata of a node's JSON. */
+    meta: (doc, pos, links = []) => nodeMeta(doc, pos, links, catalogue),
+    doc: (node) => nodeDoc(node.id, node.getData()),
+    edges: () => graph.getEdges().map(edgeEnds),
+    links: () => canvas.edges().map(linkOf).filter(Boolean),
+    toDraft: () => toDraft(extra, graph.getNodes().map((n) => ({ id: n.id, data: n.getData(), position: n.getPosition() })), canvas.edges()),
+    /** Draw a draft; nodes it has no place for are laid out by dagre. Not an undoable change. */
+    load(draft) {
+      const layout = draft.layout || {};
+      const auto = draft.nodes.some((n) => !layout[n.id]) ? dagrePositions(draft.nodes, draft.links) : {};
+      const cells = draft.nodes.map((n) => canvas.meta(n, layout[n.id] || auto[n.id], draft.links)).concat(draft.links.map(edgeMeta));
+      history.disable();
+      graph.fromJSON({ cells });
+      history.enable();
+      history.clean();
+    },
+    selectedNodes: () => parts.selection.getSelectedCells().filter((c) => c.isNode()),
+    select(cells) { parts.selection.clean(); parts.selection.select(cells); },
+    focus: () => container.focus({ preventScroll: true }),
+    fit: () => graph.zoomToFit({ padding: 40, maxScale: 1 }),
+  };
+  return canvas;
+}
+
+/** The minimap: plain boxes (no ports, no text), a map rather than a second canvas. */
+export function addMinimap(graph, el) {
+  class MapNodeView extends X6.NodeView {
+    renderMarkup() { return this.renderJSONMarkup({ tagName: 'rect', selector: 'body' }); }
+    renderPorts() {}
+    update() { super.update({ body: { refWidth: '100%', refHeight: '100%', fill: '#8c959f' } }); }
+  }
+  const map = new X6.MiniMap({
+    container: el, width: 200, height: 140, padding: 10,
+    graphOptions: { async: false, createCellView: (cell) => (cell.isNode() ? MapNodeView : null) },
+  });
+  graph.use(map);
+  // X6 pans when the map's viewport frame is dragged, and centres on a click outside it; but
+  // when the whole pipeline is in view the frame covers the map, so a click (press and release
+  // without moving) anywhere on the map centres the canvas on that spot
+  let press = null;
+  el.addEventListener('mousedown', (e) => { press = { x: e.clientX, y: e.clientY }; });
+  el.addEventListener('click', (e) => {
+    if (!press || Math.abs(e.clientX - press.x) + Math.abs(e.clientY - press.y) > 3) return;
+    if (e.target.closest('.x6-widget-minimap-viewport-zoom')) return;
+    const p = map.targetGraph.clientToLocal(e.clientX, e.clientY);
+    graph.centerPoint(p.x, p.y);
+  });
+}

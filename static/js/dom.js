@@ -1,0 +1,22 @@
+/* The one way this page builds DOM: h(tag, attrs, ...children). Text goes in as text nodes,
+ * never as HTML; an attribute "on<event>" with a function adds a listener. */
+
+export const $ = (sel, root = document) => root.querySelector(sel);
+export const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+/** A grey note, such as "No runs yet." */
+export const muted = (text) => h('p', { class: 'muted' }, text);
+
+/** A button (type=button, so that it never sends a form). */
+export const button = (attrs, ...children) => h('button', { type: 'button', ...attrs }, ...children);

@@ -1,0 +1,88 @@
+/* The tabs about the selected node in the run shown: Outputs + logs (files to download, the log
+ * followed as it grows) and Visualize (an htmx fragment from the server). */
+import { $, h, muted } from './dom.js';
+import { api, errorOf, paths } from './api.js';
+import { bytes, urlPath } from './format.js';
+import { statusLabel } from './statuses.js';
+import { nodeStatus } from './runstate.js';
+
+/**
+ * The run and node a tab is about, or null after saying in the panel what is missing.
+ * view: {run(), node()}: the run shown and the node selected alone.
+ */
+export function runAndNode(panel, view) {
+  const run = view.run();
+  const node = view.node();
+  if (!run) { panel.replaceChildren(muted('Submit the pipeline, or pick a run in the Runs tab.')); return null; }
+  if (!node) { panel.replaceChildren(muted(`Run #${run.id}: select a module on the canvas.`)); return null; }
+  if (!nodeStatus(run, node.id)) { panel.replaceChildren(muted(`${node.id} is not part of run #${run.id}.`)); return null; }
+  return { run, node: node.id };
+}
+
+const download = (href, text) => h('a', { href, download: '' }, text);
+
+/** The Outputs + logs tab. view: {run(), node(), tab()}; book: the statuses. */
+export function outputsTab(view, book) {
+  let logTimer = null;
+
+  /** The log tail of `base`: the select of log files, the text, the download links. */
+  function follow(sel, base, logs) {
+    const select = h('select', { id: 'log-file', 'aria-label': 'Log file' }, logs.map((name) => h('option', { value: name }, name)));
+    const pre = h('pre', { class: 'log', id: 'log-text', tabindex: '0' });
+    const logLink = (name) => h('li', {}, download(`${base}/files/logs/${urlPath(name)}`, `download ${name}`));
+    const links = h('ul', { class: 'files' }, logs.map(logLink));
+    const none = logs.length ? null : h('p', { class: 'muted', id: 'no-log' }, 'No log yet.');
+    const tail = { offset: 0, file: logs[0] };
+    const shown = () => pre.isConnected && view.tab() === 'outputs' && view.node() && view.node().id === sel.node;
+
+    async function pump() {
+      const q = new URLSearchParams({ offset: tail.offset });
+      if (tail.file) q.set('file', tail.file);
+      const r = await api('GET', `${base}/log?${q}`);
+      if (!r.ok || !shown()) return;
+      if (r.data.text) {
+        const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+        pre.textContent += r.data.text;
+        if (atEnd) pre.scrollTop = pre.scrollHeight;
+      }
+      tail.offset = r.data.next_offset;
+      if (!tail.file && r.data.files.length) tail.file = r.data.file;
+      // a distributed node's ranks start their logs one after the other: list each as it comes
+      const listed = new Set(Array.from(select.options, (o) => o.value));
+      const fresh = r.data.files.filter((name) => !listed.has(name));
+      for (const name of fresh) { select.append(h('option', { value: name }, name)); links.append(logLink(name)); }
+      if (fresh.length && !select.isConnected) { if (none) none.remove(); pre.before(select); }
+      if (fresh.length) select.value = tail.file;
+      const live = book.isActive(r.data.status);
+      if (live || r.data.next_offset < r.data.size) logTimer = setTimeout(pump, live ? 1000 : 50);
+    }
+    select.addEventListener('change', () => { tail.offset = 0; tail.file = select.value; pre.textContent = ''; clearTimeout(logTimer); pump(); });
+    return { parts: [h('h4', {}, 'Logs'), none || select, pre, links], pump };
+  }
+
+  async function show() {
+    const panel = $('#tab-outputs');
+    const sel = runAndNode(panel, view);
+    if (!sel) return;
+    const base = paths.node(sel.run.id, sel.node);
+    const r = await api('GET', `${base}/files`);
+    if (!r.ok) { panel.textContent = errorOf(r, `Cannot list the files (${r.status}).`); return; }
+    const parts = [h('h3', {}, `${sel.node} in run #${sel.run.id}: ${statusLabel(r.data.status)}`)];
+    if (r.data.error) parts.push(h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Error'), h('pre', {}, r.data.error)));
+    for (const [port, files] of Object.entries(r.data.outputs)) {
+      const items = files.map((f) => h('li', {}, download(`${base}/files/${encodeURIComponent(port)}/${urlPath(f.path)}`, f.path), ` (${bytes(f.size)})`));
+      parts.push(h('h4', {}, `Output: ${port}`), h('ul', { class: 'files', 'data-port': port }, items.length ? items : h('li', { class: 'muted' }, 'no files')));
+    }
+    const logs = follow(sel, base, r.data.logs.map((f) => f.path));
+    panel.replaceChildren(...parts, ...logs.parts);
+    logs.pump();
+  }
+
+  return { show, stop: () => clearTimeout(logTimer) };
+}
+
+/** The Visualize tab: the server draws it. */
+export function showVisualize(view) {
+  const sel = runAndNode($('#tab-visualize'), view);
+  if (sel) htmx.ajax('GET', paths.visualize(sel.run.id, sel.node), { target: '#tab-visualize', swap: 'innerHTML' });
+}

@@ -1,0 +1,98 @@
+/* The palette: modules and datasets dragged onto the canvas (or added with Enter), the search
+ * box, and uploading a dataset archive. */
+import { $, $$, h } from './dom.js';
+import { paths, upload } from './api.js';
+import { copyOf, newNodeDoc } from './document.js';
+import { datasetName, uploadRefusal } from './format.js';
+
+/** addAtCentre(kind, datasetId) adds a node in view (keyboard users). */
+export function palette(canvas, catalogue, addAtCentre) {
+  const { graph } = canvas;
+  const nodeIds = () => graph.getNodes().map((n) => n.id);
+  const dnd = new X6.Dnd({
+    target: graph,
+    scaled: false,
+    getDropNode: (dragging) => {
+      const d = dragging.getData();
+      const doc = { ...newNodeDoc(catalogue.modules.get(d.kind), nodeIds()), parameters: copyOf(d.parameters || {}) };
+      return graph.createNode(canvas.meta(doc, { x: 0, y: 0 }));
+    },
+  });
+
+  function entry(item) {
+    item.addEventListener('mousedown', (e) => {
+      if (e.button !== 0) return;
+      const doc = newNodeDoc(catalogue.modules.get(item.dataset.kind), nodeIds(), item.dataset.dataset);
+      dnd.start(graph.createNode(canvas.meta(doc, { x: 0, y: 0 })), e);
+    });
+    item.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter' && e.key !== ' ') return;
+      e.preventDefault();
+      addAtCentre(item.dataset.kind, item.dataset.dataset);
+    });
+  }
+  $$('.palette-item').forEach(entry);
+  $('#palette-search').addEventListener('input', (e) => search(catalogue.modules, e.target.value));
+  $('#upload-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    uploadDataset(e.target, (data) => {
+      catalogue.datasets.set(data.id, data);
+      const b = h('button', { type: 'button', class: 'palette-item', 'data-kind': 'dataset', 'data-dataset': data.id, title: `Dataset ${data.id}: ${data.name}` }, data.name);
+      $('#dataset-list').prepend(h('li', {}, b));
+      entry(b);
+    });
+  });
+}
+
+/** Show the palette entries whose label, kind, category or description has the query. */
+function search(modules, query) {
+  const q = query.trim().toLowerCase();
+  let shown = 0;
+  for (const cat of $$('.category')) {
+    let inCat = 0;
+    for (const li of $$('li', cat)) {
+      const b = $('.palette-item', li);
+      const m = modules.get(b.dataset.kind);
+      const hit = !q || `${b.textContent} ${m.label} ${m.kind} ${m.category} ${m.description}`.toLowerCase().includes(q);
+      li.hidden = !hit;
+      if (hit) inCat += 1;
+    }
+    cat.hidden = inCat === 0;
+    if (q && inCat) cat.open = true;
+    shown += inCat;
+  }
+  $('#palette-empty').hidden = shown > 0;
+}
+
+/** Upload the form's archive with a progress bar; added(dataset) once the server has it. */
+async function uploadDataset(form, added) {
+  const file = $('#upload-file').files[0];
+  const status = $('#upload-status');
+  const bar = $('#upload-progress');
+  const why = uploadRefusal(file, Number(form.dataset.max));
+  if (why) {
+    status.textContent = why;
+    if (file) status.className = 'error';
+    return;
+  }
+  const body = new FormData();
+  body.append('file', file);
+  body.append('name', datasetName(file.name));
+  bar.hidden = false;
+  bar.value = 0;
+  status.className = '';
+  status.textContent = `Uploading ${file.name}…`;
+  $('#upload').disabled = true;
+  const r = await upload(paths.datasets, body, (percent) => { bar.value = percent; });
+  $('#upload').disabled = false;
+  if (r.status === 201) {
+    bar.value = 100;
+    status.textContent = `Uploaded ${r.data.name}: drag it onto the canvas.`;
+    added(r.data);
+    form.reset();
+  } else {
+    bar.hidden = true;
+    status.className = 'error';
+    status.textContent = `Not uploaded: ${r.data.error || (r.status ? `the server answered ${r.status}` : 'the server could not be reached')}.`;
+  }
+}

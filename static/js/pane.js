@@ -1,0 +1,59 @@
+/* The right pane: its tabs, and the Module tab (the selected node's parameters, an htmx
+ * fragment from the server; each edit goes back into the node's data, saved by autosave). */
+import { $, $$, muted } from './dom.js';
+import { editedData } from './document.js';
+
+/** The tabs; onShow(name) runs after a tab is chosen by a click. */
+export function tabs(onShow) {
+  let current = 'module';
+  function show(name) {
+    current = name;
+    for (const b of $$('.tabs [role=tab]')) b.setAttribute('aria-selected', String(b.dataset.tab === name));
+    for (const p of $$('.tab-panel')) p.hidden = p.id !== `tab-${name}`;
+  }
+  for (const b of $$('.tabs [role=tab]')) b.addEventListener('click', () => { show(b.dataset.tab); onShow(b.dataset.tab); });
+  return { show, current: () => current };
+}
+
+/** What an input of the pane edits (see document.js editedData). */
+const fieldOf = (input) => ({
+  param: input.dataset.param, type: input.dataset.type, runSetting: input.dataset.runSetting,
+  comment: input.hasAttribute('data-comment'), regenerate: input.hasAttribute('data-regenerate'),
+  value: input.value, checked: input.checked,
+});
+
+/**
+ * The Module tab of the node selected alone. paneUrl renders a node's form;
+ * onSwap() runs once a form is in (to mark its problems).
+ */
+export function nodePane(canvas, paneUrl, onSwap) {
+  const panel = $('#tab-module');
+  let node = null;
+
+  function show(next) {
+    node = next;
+    if (!node) { panel.replaceChildren(muted('Select a module on the canvas to see its parameters.')); return; }
+    htmx.ajax('POST', paneUrl, { target: '#tab-module', swap: 'innerHTML', values: { node: JSON.stringify(canvas.doc(node)) } });
+  }
+
+  function onEdit(e) {
+    const form = e.target.closest('#node-form');
+    if (!form || !node || form.dataset.node !== node.id) return;
+    const data = editedData(node.getData(), fieldOf(e.target));
+    if (data) node.setData(data, { overwrite: true });
+  }
+
+  document.body.addEventListener('htmx:afterSwap', (e) => { if (e.detail.target === panel) onSwap(); });
+  panel.addEventListener('change', onEdit);
+  // Enter in a field must not send the form: edits are saved by autosave (no inline handler: CSP)
+  panel.addEventListener('submit', (e) => e.preventDefault());
+  panel.addEventListener('input', (e) => { if (e.target.type !== 'checkbox' && e.target.tagName !== 'SELECT') onEdit(e); });
+
+  const { graph } = canvas;
+  // an undo or redo may take the node away, or change what its form shows
+  for (const ev of ['history:undo', 'history:redo']) {
+    graph.on(ev, () => { if (node) show(graph.getCellById(node.id) ? node : null); });
+  }
+  graph.on('cell:removed', ({ cell }) => { if (cell === node) show(null); });
+  return { show, node: () => node };
+}

@@ -1,0 +1,141 @@
+/* Runs: submitting the pipeline, the run shown on the canvas (its statuses painted on the nodes,
+ * its banner, kept live by its socket), the Runs tab's list, and cancelling. */
+import { $, $$, button, h, muted } from './dom.js';
+import { api, errorOf, paths } from './api.js';
+import { SILENT } from './canvas.js';
+import { duration, nodeStatusText, runSummary } from './format.js';
+import { banner } from './messages.js';
+import { addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
+import { watchRun } from './socket.js';
+
+/**
+ * settle() saves the last edits first (false: they cannot be); problems: the problems view;
+ * hooks: {tabs(): redraw the run tabs, node(id): a node's status changed, metric(id): a point came}.
+ */
+export function runsView(canvas, book, pipelineId, { settle, problems, hooks }) {
+  const { graph } = canvas;
+  let run = null; // the run shown on the canvas: {id, status, nodes: {id: {status, duration...}}}
+  let metrics = {}; // node -> metric name -> [{x, y}]
+  let socket = null;
+  let refreshTimer = null;
+
+  function paintStatuses() {
+    graph.batchUpdate(() => {
+      for (const n of graph.getNodes()) {
+        const info = run && run.nodes ? run.nodes[n.id] : null;
+        const st = info ? info.status : null;
+        n.attr({ stripe: { fill: book.colour(st) }, status: { text: nodeStatusText(info) }, body: { 'data-status': st } }, SILENT);
+      }
+    }, SILENT);
+  }
+
+  function showBanner(extra = '') {
+    const el = $('#run-banner');
+    if (!run) { el.hidden = true; return; }
+    el.hidden = false;
+    el.className = `run-banner status-${run.status}`;
+    el.textContent = runSummary(run, book, extra);
+    el.dataset.status = run.status;
+    $('#cancel-run').hidden = book.isRunFinished(run.status);
+  }
+
+  function show(next) { run = next; paintStatuses(); showBanner(); }
+
+  async function refresh() {
+    if (!run) return;
+    const r = await api('GET', paths.run(run.id));
+    if (r.ok && run && r.data.id === run.id) show(mergeRun(run, r.data, book));
+  }
+
+  function refreshSoon() {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(refresh, 150);
+  }
+
+  function onEvent(ev) {
+    if (!run) return;
+    if (applyNodeEvent(run, ev, book)) {
+      paintStatuses();
+      showBanner();
+      // a node that ends lets the next ones be queued, and queueing sends no event: ask
+      if (book.forEvent(ev.type) !== book.running) refreshSoon();
+      hooks.node(ev.node);
+    } else if (ev.type === 'metric') {
+      addMetric(metrics, ev);
+      hooks.metric(ev.node);
+    } else if (ev.type === 'run_finished') {
+      refresh().then(() => { list(); hooks.tabs(); });
+      socket.close();
+    } else if (ev.type === 'run_cancel_requested') {
+      showBanner('cancelling…');
+    }
+  }
+
+  function reopened(id) {
+    refresh().then(() => {
+      if (run && run.id === id) banner(`Reconnected to the server: run #${id} is shown as it is now (${run.status}).`, { kind: 'info' });
+    });
+  }
+
+  async function view(id, known) {
+    if (socket) socket.close();
+    metrics = {};
+    run = known || unknownRun(id, book);
+    const url = new URL(location.href);
+    url.searchParams.set('run', id);
+    window.history.replaceState(null, '', url);
+    await refresh();
+    if (socket) socket.close(); // another run was picked meanwhile
+    if (run) socket = watchRun(run.id, { onEvent, onReopened: () => reopened(id), isOver: () => !!run && book.isRunFinished(run.status) });
+    hooks.tabs();
+    for (const tr of $$('#tab-runs tr[data-run]')) tr.classList.toggle('current', Number(tr.dataset.run) === id);
+  }
+
+  async function list() {
+    const r = await api('GET', paths.runs(pipelineId));
+    const panel = $('#tab-runs');
+    if (!r.ok) return;
+    if (!r.data.runs.length) { panel.replaceChildren(muted('No runs yet.')); return; }
+    const head = h('thead', {}, h('tr', {}, ['Run', 'Status', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
+    const rows = r.data.runs.map((x) => h('tr', { 'data-run': x.id, class: run && run.id === x.id ? 'current' : null },
+      h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`)),
+      h('td', { class: `status-${x.status}` }, x.status),
+      h('td', {}, new Date(x.submitted_at).toLocaleString()),
+      h('td', {}, duration(x.duration))));
+    panel.replaceChildren(h('table', { class: 'runs' }, head, h('tbody', {}, rows)));
+  }
+
+  async function submit() {
+    // aria-disabled, not disabled: a disabled button loses the focus, and a keyboard user who
+    // pressed Enter on Submit would be sent back to the top of the page
+    const btn = $('#submit');
+    if (btn.getAttribute('aria-disabled') === 'true') return;
+    btn.setAttribute('aria-disabled', 'true');
+    try {
+      if (!await settle()) return;
+      const count = problems.list().length;
+      if (count) { banner(`The pipeline cannot run: fix the ${count} problem(s) listed below the canvas first.`); return; }
+      const r = await api('POST', paths.runs(pipelineId), {});
+      if (!r.ok) {
+        if (r.data && r.data.problems) problems.set(r.data.problems);
+        banner(`Not submitted: ${errorOf(r, r.status)}`);
+        return;
+      }
+      banner('');
+      await view(r.data.id, r.data);
+      list();
+    } finally {
+      btn.removeAttribute('aria-disabled');
+    }
+  }
+
+  async function cancel() {
+    if (!run) return;
+    const r = await api('POST', paths.cancel(run.id));
+    if (r.ok) show(r.data); else banner(`Cannot cancel: ${errorOf(r, r.status)}`);
+  }
+
+  $('#submit').addEventListener('click', submit);
+  $('#cancel-run').addEventListener('click', cancel);
+  return { view, list, run: () => run, metrics: (nodeId) => metrics[nodeId] || {} };
+}

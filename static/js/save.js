@@ -1,0 +1,99 @@
+/* Autosave: every change is saved 600 ms after the last one, with the revision it was made on.
+ * A save refused as stale (409: changed elsewhere) stops saving until the page is reloaded. */
+import { $ } from './dom.js';
+import { api, errorOf, paths } from './api.js';
+import { banner, setSaveState } from './messages.js';
+
+const DELAY_MS = 600;
+const RETRY_MS = 3000;
+
+/** toDraft() reads the canvas; onSaved(problems) gets the server's verdict on each save. */
+export function autosave(pipelineId, revision, toDraft, onSaved) {
+  const s = { revision, saving: false, again: false, dirty: false, conflict: false, timer: null, promise: null };
+
+  function conflict(answer) {
+    s.conflict = true;
+    setSaveState('Not saved: changed elsewhere', 'bad');
+    const reload = () => { window.onbeforeunload = null; location.reload(); };
+    banner(`${answer.data.error} Your edits in this tab are not saved.`, { kind: 'conflict', actions: [['Reload the latest version', reload]] });
+  }
+
+  async function attempt() {
+    let ok = false;
+    try {
+      const r = await api('PUT', paths.pipeline(pipelineId), { revision: s.revision, draft: toDraft() });
+      if (r.status === 409) {
+        conflict(r);
+      } else if (r.ok) {
+        s.revision = r.data.revision;
+        onSaved(r.data.problems || []);
+        setSaveState(`Saved · revision ${s.revision}`, 'ok');
+        ok = true;
+      } else {
+        s.dirty = true;
+        const detail = r.data && r.data.problems ? ` ${r.data.problems.map((p) => p.text).join('; ')}` : '';
+        setSaveState('Not saved', 'bad');
+        banner(`Not saved: ${errorOf(r, `the server answered ${r.status}`)}.${detail}`);
+      }
+    } catch (err) {
+      s.dirty = true;
+      setSaveState('Not saved: server unreachable, retrying…', 'bad');
+      clearTimeout(s.timer);
+      s.timer = setTimeout(save, RETRY_MS);
+    } finally {
+      s.saving = false;
+    }
+    if (s.again) { s.again = false; return save(); }
+    return ok;
+  }
+
+  /** Save now; a save asked for while one is on its way follows it. Answers whether it saved. */
+  function save() {
+    if (s.conflict) return Promise.resolve(false);
+    if (s.saving) { s.again = true; return s.promise; }
+    s.saving = true;
+    s.dirty = false;
+    setSaveState('Saving…', 'pending');
+    s.promise = attempt();
+    return s.promise;
+  }
+
+  function schedule() {
+    if (s.conflict) return;
+    s.dirty = true;
+    setSaveState('Unsaved changes…', 'pending');
+    clearTimeout(s.timer);
+    s.timer = setTimeout(save, DELAY_MS);
+  }
+
+  /** Save what is not saved yet, and wait for a save on its way. */
+  async function flush() {
+    clearTimeout(s.timer);
+    if (s.dirty || s.saving) return (s.dirty ? save() : s.promise);
+    return true;
+  }
+
+  window.addEventListener('beforeunload', (e) => {
+    if (s.dirty || s.saving) { e.preventDefault(); e.returnValue = ''; }
+  });
+
+  // the export link downloads the stored draft: save the last edits first, or the file would miss them
+  const exportLink = $('#export');
+  exportLink.addEventListener('click', async (e) => {
+    if (!s.dirty && !s.saving) return;
+    e.preventDefault();
+    const ok = await flush();
+    if (ok && !s.dirty) exportLink.click();
+    else if (!s.conflict) banner('Not exported: the latest edits could not be saved.');
+  });
+
+  return {
+    schedule,
+    flush,
+    /** Ctrl+S and window.designer.save(): save if anything changed. */
+    async saveNow() { clearTimeout(s.timer); if (s.dirty) await save(); },
+    /** Before a run is submitted: the last edits saved (a save on its way is followed by one more). */
+    async settle() { clearTimeout(s.timer); if (s.dirty || s.saving) await save(); return !s.conflict; },
+    get conflict() { return s.conflict; },
+  };
+}
