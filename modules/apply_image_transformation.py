@@ -2,8 +2,7 @@
 
 Images are not materialised: the output's index points at the input's images, and the recipe
 (with the mode) is recorded in the output's `_meta.yaml` (`transforms`). Train PyTorch Model and
-Score Image Model build the torchvision transform from it with
-`modules._transforms.build_transform`, so that random steps draw anew at every epoch (a
+Score Image Model build the torchvision transform from it (training/transforms.py), so that random steps draw anew at every epoch (a
 materialised copy would freeze one random draw) and no disk space is spent on copies.
 
 What is checked here, before any training: the recipe is a real one, and every crop fits every
@@ -12,21 +11,11 @@ image (the sizes are read from the image headers). Mode "For inference" drops ev
 """
 from __future__ import annotations
 
-import json
+from sdk.declarations import Choice, ImageDirectory, Module, Port, TransformationDirectory
+from sdk.errors import InvalidTransformationDirectoryError, NotInRangeValueError
+from sdk.formats import image_directory as imagedir
+from sdk.formats import transformation as recipes
 
-from modules import _imagedir
-from modules import _transforms as T
-from modules.base import (
-    Choice,
-    ImageDirectory,
-    InvalidTransformationDirectoryError,
-    Module,
-    NotInRangeValueError,
-    Port,
-    TransformationDirectory,
-)
-
-RECIPE_FILE = "transform.json"
 MODES = ("For training", "For inference")
 
 
@@ -42,44 +31,29 @@ class ApplyImageTransformation(Module):
                      help="For inference drops every random step (Random* and Color jitter)")]
 
     def run(self, ctx, image_transformation, image_directory):
-        mode = T.normalise_mode(ctx.params["mode"])
-        recipe = read_recipe(image_transformation, self.label)
-        images = _imagedir.read(image_directory, self.label, "Image directory")
+        mode = recipes.normalise_mode(ctx.params["mode"])
+        recipe = recipes.read(image_transformation, self.label)
+        images = imagedir.read(image_directory, self.label, "Image directory")
         if not images.items:
             raise NotInRangeValueError(f"{self.label}: the Image directory holds no image")
         if images.transforms:
             ctx.log("the input already had a transformation recorded: it is replaced by this one")
-        sizes = check_sizes(recipe, mode, images, self.label)
+        sizes = check_sizes(recipe, mode, images, self.label, ctx.check_cancelled)
         recorded = {**recipe, "mode": mode}
-        _imagedir.write(ctx, "transformed_image_directory", images.items, images.classes, transforms=recorded,
-                        source_root=images.root)
-        steps = [s["op"] for s in T.active_steps(recipe, mode)]
+        imagedir.write(ctx, "transformed_image_directory", images.items, images.classes, transforms=recorded,
+                       source_root=images.root)
+        steps = [s["op"] for s in recipes.active_steps(recipe, mode)]
         ctx.log(f"mode {mode}: {', '.join(steps) or 'no step'}; {len(images.items)} image(s), "
                 f"output size {', '.join(f'{w}x{h}' for w, h in sorted(sizes))}")
 
 
-def read_recipe(artifact, module_label: str) -> dict:
-    """The recipe of a TransformationDirectory input; any other directory is refused."""
-    if artifact is None:
-        raise InvalidTransformationDirectoryError(f"{module_label}: the Image transformation input is not connected")
-    path = artifact.path / RECIPE_FILE
-    if artifact.type != "TransformationDirectory" or not path.is_file():
-        got = artifact.type or "a directory without _meta.yaml"
-        raise InvalidTransformationDirectoryError(
-            f"{module_label}: the Image transformation input must be a TransformationDirectory "
-            f"(from Init Image Transformation), got {got} ({artifact.path})")
-    try:
-        return T.check_recipe(json.loads(path.read_text()))
-    except (ValueError, T.RecipeError) as e:
-        raise InvalidTransformationDirectoryError(f"{module_label}: {path} is not a usable recipe: {e}") from None
-
-
-def check_sizes(recipe: dict, mode: str, images, module_label: str) -> set[tuple[int, int]]:
+def check_sizes(recipe: dict, mode: str, images, module_label: str, check_cancelled) -> set[tuple[int, int]]:
     """Every crop must fit every image: checked on each distinct image size, from the headers."""
     from PIL import Image, UnidentifiedImageError
 
     first_of_size: dict[tuple[int, int], str] = {}
     for path, _label in images.items:
+        check_cancelled()
         try:
             with Image.open(images.abspath(path)) as img:
                 first_of_size.setdefault(img.size, path)
@@ -88,8 +62,8 @@ def check_sizes(recipe: dict, mode: str, images, module_label: str) -> set[tuple
     out = set()
     for (w, h), path in first_of_size.items():
         try:
-            out.add(T.output_size(recipe, mode, w, h))
-        except T.RecipeError as e:
+            out.add(recipes.output_size(recipe, mode, w, h))
+        except recipes.RecipeError as e:
             raise NotInRangeValueError(f"{module_label}: {e}: image {path}. Resize first, or choose a smaller crop "
                                        "in Init Image Transformation") from None
     return out

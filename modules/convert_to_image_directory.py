@@ -42,15 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from modules import _imagedir
-from modules.base import (
-    ImageDirectory,
-    Int,
-    InvalidDatasetError,
-    Module,
-    Port,
-    UploadedFile,
-)
+from sdk.declarations import ImageDirectory, Int, Module, Port, UploadedFile
+from sdk.errors import InvalidDatasetError
+from sdk.formats import image_directory as imagedir
+from sdk.layout import META_FILE
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm"}
 ZIP_SUFFIXES = (".zip",)
@@ -111,9 +106,8 @@ class ConvertToImageDirectory(Module):
         folders: dict[str, str] = {}
         items, skipped = [], []
         try:
-            for n, (entry, label) in enumerate(images):
-                if n % 50 == 0:
-                    ctx.check_cancelled()
+            for entry, label in images:
+                ctx.check_cancelled()  # a safe point: between two files
                 folder = folders.setdefault(label, _folder_name(label, folders.values()))
                 stem = f"images/{folder}/{len(items):05d}_{_safe(PurePosixPath(entry.name).stem)[:40]}"
                 try:
@@ -137,7 +131,7 @@ class ConvertToImageDirectory(Module):
             listed = ", ".join(s["path"] for s in skipped[:10])
             raise InvalidDatasetError(f"{self.label}: no image of {source.name} could be read ({listed})")
         classes = sorted({label for _, label in items if label})
-        _imagedir.write(ctx, "image_directory", items, classes)
+        imagedir.write(ctx, "image_directory", items, classes)
         if skipped:
             ctx.set_meta("image_directory", skipped=skipped[:SKIPPED_IN_META], skipped_count=len(skipped))
         counts = {c: sum(1 for _, label in items if label == c) for c in classes}
@@ -163,7 +157,7 @@ def locate(artifact, module_label: str) -> Path:
         if PurePosixPath(name).name != name or not (path / name).exists():
             raise InvalidDatasetError(f"{module_label}: the Input dataset names a file {name!r} that is not in {path}")
         return path / name
-    entries = [e for e in path.iterdir() if e.name != "_meta.yaml"]
+    entries = [e for e in path.iterdir() if e.name != META_FILE]
     if len(entries) == 1 and entries[0].is_file() and _suffix(entries[0].name) not in IMAGE_SUFFIXES:
         return entries[0]
     return path
@@ -225,7 +219,7 @@ def _folder_entries(source: Path) -> tuple[list[Entry], int]:
         dirnames.sort()
         for f in sorted(filenames):
             p = Path(dirpath) / f
-            if p.is_symlink() or not p.is_file() or (p.parent == source and f == "_meta.yaml"):
+            if p.is_symlink() or not p.is_file() or (p.parent == source and f == META_FILE):
                 ignored += 1
                 continue
             entries.append(Entry(p.relative_to(source).as_posix(), p.stat().st_size, lambda p=p: p.open("rb")))

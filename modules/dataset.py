@@ -13,7 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
-from modules.base import Int, InvalidDatasetError, Module, Port, Text, UploadedFile
+from sdk.declarations import Int, Module, Port, Text, UploadedFile
+from sdk.errors import InvalidDatasetError
 
 
 class Dataset(Module):

@@ -1,5 +1,5 @@
 from modules._vision_models import write_untrained_model
-from modules.base import Bool, Choice, Module, Port, UntrainedModelDirectory
+from sdk.declarations import Bool, Choice, Module, Port, UntrainedModelDirectory
 
 MODEL_NAMES = ("densenet121", "densenet161", "densenet169", "densenet201")
 

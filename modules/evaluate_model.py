@@ -1,15 +1,9 @@
-import json
+from sdk.declarations import EvaluationResults, Module, Port, ScoredDataset
+from sdk.errors import NotLabeledDatasetError
+from sdk.formats import evaluation
+from sdk.formats import scored_dataset as scored
+from sdk.formats.scored_dataset import LABEL, SCORED_LABELS
 
-from modules.base import (
-    EvaluationResults,
-    InvalidDatasetError,
-    Module,
-    NotLabeledDatasetError,
-    Port,
-    ScoredDataset,
-)
-
-RESULTS_FILE = "evaluation.json"
 MAX_MATRIX_CLASSES = 29  # the confusion matrix is shown under 30 classes, as in the original
 
 
@@ -26,34 +20,19 @@ class EvaluateModel(Module):
     params = []
 
     def run(self, ctx, scored_dataset, scored_dataset_to_compare=None):
-        out = ctx.output_dir("evaluation_results")
         results = {"left": evaluate(read_scored(scored_dataset, self.label, "Scored dataset"))}
         if scored_dataset_to_compare is not None:
             results["right"] = evaluate(read_scored(scored_dataset_to_compare, self.label, "Scored dataset to compare"))
         for side, r in results.items():
             ctx.log(f"{side}: {r['count']} images, accuracy {100 * r['overall']['accuracy']:.2f}%, "
                     f"macro precision {r['overall']['macro_precision']:.4f}, macro recall {r['overall']['macro_recall']:.4f}")
-            _write_tables(out, side, r)
-        (out / RESULTS_FILE).write_text(json.dumps(results, indent=1))
-        ctx.set_meta("evaluation_results", file=RESULTS_FILE, compared=len(results) == 2,
-                     accuracy={side: r["overall"]["accuracy"] for side, r in results.items()})
+        evaluation.write(ctx, "evaluation_results", results)
 
 
 def read_scored(artifact, module_label: str, port_label: str):
     """The table of a scored dataset; a dataset without predictions or true labels is refused."""
-    import pandas as pd
-
-    from modules.score_image_model import SCORED_CSV, SCORED_FILE
-
-    path = artifact.path / SCORED_FILE
-    if artifact.type != "ScoredDataset" or not (path.is_file() or (artifact.path / SCORED_CSV).is_file()):
-        got = artifact.type or "a directory without _meta.yaml"
-        raise InvalidDatasetError(f"{module_label}: the {port_label} is not scored (it must come from Score Image "
-                                  f"Model and have a Scored Labels column), got {got} ({artifact.path})")
-    table = pd.read_parquet(path) if path.is_file() else pd.read_csv(artifact.path / SCORED_CSV, dtype={"Label": str})
-    if "Scored Labels" not in table.columns:
-        raise InvalidDatasetError(f"{module_label}: the {port_label} has no Scored Labels column: it is not scored")
-    if "Label" not in table.columns or table["Label"].isna().any() or (table["Label"].astype(str) == "").any():
+    table = scored.read(artifact, module_label, port_label)
+    if LABEL not in table.columns or table[LABEL].isna().any() or (table[LABEL].astype(str) == "").any():
         raise NotLabeledDatasetError(f"{module_label}: the {port_label} has images without a true label: "
                                      "there is nothing to compare the predictions with")
     return table
@@ -62,9 +41,8 @@ def read_scored(artifact, module_label: str, port_label: str):
 def evaluate(table) -> dict:
     from sklearn import metrics
 
-    truth, predicted = table["Label"].astype(str), table["Scored Labels"].astype(str)
-    scored_classes = [c.removeprefix("Scored Probabilities_") for c in table.columns
-                      if c.startswith("Scored Probabilities_")]
+    truth, predicted = table[LABEL].astype(str), table[SCORED_LABELS].astype(str)
+    scored_classes = [scored.class_of(c) for c in scored.probability_columns(table.columns)]
     classes = scored_classes + sorted(set(truth) - set(scored_classes))
     overall = {"accuracy": metrics.accuracy_score(truth, predicted)}
     for average in ("micro", "macro"):
@@ -80,12 +58,3 @@ def evaluate(table) -> dict:
         # rows: true class, columns: predicted class, in the order of `classes`
         result["confusion_matrix"] = metrics.confusion_matrix(truth, predicted, labels=classes).tolist()
     return result
-
-
-def _write_tables(out, side: str, result: dict) -> None:
-    import pandas as pd
-
-    pd.DataFrame(result["per_class"]).to_csv(out / f"per_class_{side}.csv", index=False)
-    if "confusion_matrix" in result:
-        pd.DataFrame(result["confusion_matrix"], index=result["classes"], columns=result["classes"]).to_csv(
-            out / f"confusion_matrix_{side}.csv", index_label="true \\ predicted")

@@ -1,7 +1,9 @@
 import json
 import warnings
 
-from modules.base import ModelDirectory, Module, ModuleError, OnnxModel, Port
+from sdk.declarations import ModelDirectory, Module, OnnxModel, Port
+from sdk.errors import ModuleError
+from sdk.formats import transformation as recipes
 
 ONNX_FILE = "model.onnx"
 PREPROCESSING_FILE = "preprocessing.json"
@@ -25,10 +27,9 @@ class ExportToOnnx(Module):
 
         import torch
 
-        from modules import _transforms as T
-
         model, info = models.load_trained(trained_model, self.label)
-        width, height = T.output_size(info.get("transforms"), T.INFERENCE, 224, 224)
+        width, height = recipes.output_size(info.get("transforms"), recipes.INFERENCE, 224, 224)
+        ctx.check_cancelled()
         torch.manual_seed(0)
         example = torch.rand(2, 3, height, width)
         out = ctx.output_dir("onnx_model")

@@ -1,17 +1,13 @@
 """Init Image Transformation: a recipe of torchvision.transforms.v2 steps, nothing applied yet.
 
-Output: a TransformationDirectory holding `transform.json` (the recipe, see modules/_transforms.py)
+Output: a TransformationDirectory holding the recipe (sdk/formats/transformation.py)
 and `_meta.yaml`. Steps run in the order of the parameters below; Apply Image Transformation
 in mode "For inference" drops every random step (the Random* ones and Color jitter).
 """
 from __future__ import annotations
 
-import json
-
-from modules import _transforms as T
-from modules.base import Bool, Float, Int, Module, Port, TransformationDirectory
-
-RECIPE_FILE = "transform.json"
+from sdk.declarations import Bool, Float, Int, Module, Port, TransformationDirectory
+from sdk.formats import transformation as recipes
 
 # (switch label, default on?, switch help, op, {argument: (parameter label, default, type, bounds, help)})
 _STEPS = [
@@ -91,11 +87,8 @@ class InitImageTransformation(Module):
                 continue
             if switch and not p[InitImageTransformation._name(switch)]:
                 continue
-            steps.append(T.step(op, **values))
-        recipe = T.make_recipe(steps)
-        out = ctx.output_dir("image_transformation")
-        (out / RECIPE_FILE).write_text(json.dumps(recipe, indent=2) + "\n")
-        ctx.set_meta("image_transformation", recipe=RECIPE_FILE, steps=[s["op"] for s in steps])
+            steps.append(recipes.step(op, **values))
+        recipes.write(ctx, "image_transformation", recipes.make_recipe(steps))
         ctx.log("steps: " + (", ".join(s["op"] for s in steps) or "none"))
 
     @staticmethod

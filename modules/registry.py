@@ -10,9 +10,9 @@ import inspect
 import pkgutil
 from functools import cache
 
-from modules.base import Module
+from sdk.declarations import Module
 
-_INFRASTRUCTURE = {"base", "registry"}
+_INFRASTRUCTURE = {"registry"}
 
 
 class Catalogue:

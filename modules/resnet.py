@@ -1,5 +1,5 @@
 from modules._vision_models import write_untrained_model
-from modules.base import Bool, Choice, Module, Port, UntrainedModelDirectory
+from sdk.declarations import Bool, Choice, Module, Port, UntrainedModelDirectory
 
 MODEL_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
                "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2")

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 
-from modules import _imagedir
-from modules.base import Float, ImageDirectory, Int, InvalidDatasetError, Module, Port
+from sdk.declarations import Float, ImageDirectory, Int, Module, Port
+from sdk.errors import InvalidDatasetError
+from sdk.formats import image_directory as imagedir
 
 
 class SplitImageDirectory(Module):
@@ -29,13 +30,13 @@ class SplitImageDirectory(Module):
     ]
 
     def run(self, ctx, image_directory):
-        images = _imagedir.read(image_directory, self.label, "Image directory")
+        images = imagedir.read(image_directory, self.label, "Image directory")
         if len(images.items) < 2:
             raise InvalidDatasetError(f"{self.label}: the Image directory holds {len(images.items)} image(s): "
                                       "at least 2 are needed to split it in two")
         first, second = split(images.items, ctx.params["fraction"], ctx.params["random_seed"])
         for port, part in (("results_dataset1", first), ("results_dataset2", second)):
-            _imagedir.write(ctx, port, part, images.classes, transforms=images.transforms, source_root=images.root)
+            imagedir.write(ctx, port, part, images.classes, transforms=images.transforms, source_root=images.root)
         ctx.log(f"{len(first)} image(s) in the first output, {len(second)} in the second")
         for c, n in images.class_counts().items():
             k = sum(1 for _, label in first if label == c)

@@ -1,17 +1,9 @@
 import shutil
 
-import yaml
-
-from modules.base import (
-    Bool,
-    Float,
-    ImageDirectory,
-    Int,
-    ModelDirectory,
-    Module,
-    Port,
-    UntrainedModelDirectory,
-)
+from sdk.context import DistributedJob
+from sdk.declarations import Bool, Float, ImageDirectory, Int, ModelDirectory, Module, Port, UntrainedModelDirectory
+from sdk.formats import metrics, model
+from sdk.formats.untrained_model import read_spec
 
 
 class TrainPyTorchModel(Module):
@@ -43,27 +35,37 @@ class TrainPyTorchModel(Module):
     ]
 
     def run(self, ctx, untrained_model, training_dataset, validation_dataset):
-        from training import models, train
-
         # refuse wrong inputs here, by port name, before any torch work
-        models.read_spec(untrained_model, self.label, "Untrained model", "UntrainedModelDirectory")
+        read_spec(untrained_model, self.label, "Untrained model")
         out = ctx.output_dir("trained_model")
         work = ctx.node_dir / "work"
-        argv = train.argv_for(untrained_model.path, training_dataset.path, validation_dataset.path, out, ctx.params,
-                              work_dir=work)
+        argv = [*training_argv(untrained_model.path, training_dataset.path, validation_dataset.path, out, ctx.params,
+                               work_dir=work), "--label", self.label]
         if ctx.world_size == 1:
+            from training import train
+
             info = train.main(train.get_args_parser().parse_args(argv), _ContextReporter(ctx))
         else:  # the same main(args) under torchrun in every process, started by the designer's workers
-            from designer.engine.executor import DistributedJob
-
-            metrics = out / "metrics.jsonl"  # rank 0 appends; relayed as this node's metrics while it runs
-            ctx.launch_distributed(DistributedJob("training.train", argv, metrics_file=metrics, gpu_argv=["--device", "cuda"]))
-            metrics.unlink(missing_ok=True)
-            info = yaml.safe_load((out / models.SPEC_FILE).read_text())
+            metrics_file = out / metrics.METRICS_FILE  # rank 0 appends; relayed as this node's metrics while it runs
+            ctx.launch_distributed(DistributedJob("training.train", argv, metrics_file=metrics_file,
+                                                  gpu_argv=["--device", "cuda"]))
+            metrics_file.unlink(missing_ok=True)
+            info = model.read_info(out)
         shutil.rmtree(work, ignore_errors=True)  # the checkpoint only serves an interrupted run
         ctx.set_meta("trained_model", model_name=info.get("model_name"), classes=info["classes"],
                      best_epoch=info["best_epoch"], validation_loss=info["validation_loss"],
                      validation_top1_accuracy=info["validation_top1_accuracy"])
+
+
+def training_argv(model_dir, train_dir, val_dir, output_dir, params: dict, work_dir="", threads: int = 0) -> list[str]:
+    """The command line of training.train's `main` for the parameters of this module (in-process or torchrun)."""
+    return ["--model-dir", str(model_dir), "--train-dir", str(train_dir), "--val-dir", str(val_dir),
+            "--output-dir", str(output_dir), "--work-dir", str(work_dir),
+            "--epochs", str(params["epochs"]), "--batch-size", str(params["batch_size"]),
+            "--warmup-steps", str(params["warmup_step_number"]), "--lr", repr(float(params["learning_rate"])),
+            "--seed", str(params["random_seed"]), "--patience", str(params["patience"]),
+            "--print-freq", str(params["print_frequency"]), "--threads", str(threads),
+            *(["--sync-bn"] if params.get("sync_batchnorm") else [])]
 
 
 class _ContextReporter:

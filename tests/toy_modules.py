@@ -1,7 +1,9 @@
 """Small real modules used by the engine tests (loaded through DESIGNER_EXTRA_MODULES)."""
 import time
 
-from modules.base import Bool, Float, ImageDirectory, Int, Module, ModuleError, Port, ScoredDataset
+from sdk.context import DistributedJob
+from sdk.declarations import Bool, Float, ImageDirectory, Int, Module, Port, ScoredDataset
+from sdk.errors import ModuleError
 
 
 def _read(inp) -> int:
@@ -66,8 +68,6 @@ class ToyDistributed(Module):
               Int("Fail rank", default=-1, min=-1, max=1000, help="-1: none"), Int("Fail at step", default=2, min=1)]
 
     def run(self, ctx):
-        from designer.engine.executor import DistributedJob
-
         out = ctx.output_dir("out")
         argv = ["--out", str(out), "--steps", str(ctx.params["steps"]), "--step-seconds", str(ctx.params["step_seconds"]),
                 "--fail-rank", str(ctx.params["fail_rank"]), "--fail-at", str(ctx.params["fail_at_step"])]

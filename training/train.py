@@ -14,7 +14,6 @@ the last. `--batch-size` is per process, as in the torchvision reference.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import sys
@@ -23,21 +22,17 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import yaml
 from torch import nn
 
-from modules import _transforms
-from modules.base import InvalidDatasetError, ModuleError, NotInRangeValueError
+from sdk.errors import InvalidDatasetError, ModuleError, NotInRangeValueError, labelled
+from sdk.formats import image_directory, metrics, untrained_model
+from sdk.formats.meta import artifact
+from sdk.formats.transformation import INFERENCE, RecipeError, inference_recipe
 from training import distributed as dist_utils
 from training import models
-from training.data import (
-    IMAGENET_NORMALIZE,
-    ImageDirDataset,
-    inference_recipe,
-    read_image_dir,
-)
+from training.data import IMAGENET_NORMALIZE, ImageDirDataset
+from training.transforms import build_transform
 
-MODULE = "Train PyTorch Model"
 CHECKPOINT = "checkpoint.pth"
 
 
@@ -62,8 +57,7 @@ class Reporter:
 
     def metric(self, name: str, value: float, step: int) -> None:
         if dist_utils.is_main_process() and self.metrics_file is not None:
-            with open(self.metrics_file, "a") as f:
-                f.write(json.dumps({"name": name, "value": value, "step": step}) + "\n")
+            metrics.append(self.metrics_file, name, value, step)
 
     def check_cancelled(self) -> None:
         pass
@@ -74,31 +68,30 @@ class Reporter:
 
 def load_data(args):
     """Training and validation datasets and samplers; refuses unusable input with clear errors."""
-    train_dir = read_image_dir(args.train_dir, MODULE, "Training dataset")
-    val_dir = read_image_dir(args.val_dir, MODULE, "Validation dataset")
+    train_dir = image_directory.read_path(args.train_dir, "", "Training dataset")
+    val_dir = image_directory.read_path(args.val_dir, "", "Validation dataset")
     for image_dir, port in ((train_dir, "Training dataset"), (val_dir, "Validation dataset")):
         if not image_dir.items:
-            raise InvalidDatasetError(f"{MODULE}: the {port} has no images")
-    train_dir.require_labels(MODULE, "Training dataset")
-    val_dir.require_labels(MODULE, "Validation dataset")
+            raise InvalidDatasetError(f"the {port} has no images")
+    train_dir.require_labels("", "Training dataset")
+    val_dir.require_labels("", "Validation dataset")
     classes = [c for c in train_dir.classes if train_dir.class_counts().get(c)] or train_dir.classes
     missing = sorted({label for _, label in val_dir.items} - set(classes))
     if missing:
-        raise InvalidDatasetError(f"{MODULE}: the Validation dataset has classes that are not among the training "
+        raise InvalidDatasetError(f"the Validation dataset has classes that are not among the training "
                                   f"classes: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
     per_process = len(train_dir.items) // args.world_size
     if args.batch_size > per_process:
         raise NotInRangeValueError(
-            f"{MODULE}: Batch size {args.batch_size} is larger than the training dataset "
+            f"Batch size {args.batch_size} is larger than the training dataset "
             f"({len(train_dir.items)} images{f' over {args.world_size} processes' if args.world_size > 1 else ''}); "
             f"lower Batch size to at most {max(per_process, 1)}")
     recipe = train_dir.transforms
     try:
-        train_tf = _transforms.build_transform(recipe, None, IMAGENET_NORMALIZE)
-        val_tf = _transforms.build_transform(val_dir.transforms or inference_recipe(recipe), _transforms.INFERENCE,
-                                             IMAGENET_NORMALIZE)
-    except _transforms.RecipeError as e:
-        raise InvalidDatasetError(f"{MODULE}: the recorded image transformation cannot be used: {e}") from e
+        train_tf = build_transform(recipe, None, IMAGENET_NORMALIZE)
+        val_tf = build_transform(val_dir.transforms or inference_recipe(recipe), INFERENCE, IMAGENET_NORMALIZE)
+    except RecipeError as e:
+        raise InvalidDatasetError(f"the recorded image transformation cannot be used: {e}") from e
     train_set = ImageDirDataset(train_dir, classes, train_tf)
     val_set = ImageDirDataset(val_dir, classes, val_tf)
     if args.distributed:
@@ -127,7 +120,7 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
         loss_value = loss.item()
         if not math.isfinite(loss_value):
             raise TrainingDivergedError(
-                f"{MODULE}: the training loss became {loss_value} at epoch {epoch}, step {i + 1} of {steps}; "
+                f"the training loss became {loss_value} at epoch {epoch}, step {i + 1} of {steps}; "
                 f"lower the Learning rate (now {args.lr:g}) or raise the Warmup step number")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -155,7 +148,7 @@ def _forward(model, images, args):
         if "Expected more than 1 value per channel" not in str(e):
             raise
         raise NotInRangeValueError(
-            f"{MODULE}: Batch size {args.batch_size} is too small for images this size: BatchNorm needs more than "
+            f"Batch size {args.batch_size} is too small for images this size: BatchNorm needs more than "
             f"one value per channel in a training step ({e}); raise Batch size, or the image size in Init Image "
             "Transformation") from None
 
@@ -237,95 +230,126 @@ def lr_factor(warmup_steps: int, total_steps: int):
 
 
 def main(args, reporter: Reporter | None = None) -> dict:
-    """Train; write the ModelDirectory to args.output_dir (rank 0); return a summary."""
+    """Train; write the ModelDirectory to args.output_dir (rank 0); return a summary. A refused
+    input raises a ModuleError whose message starts with `args.label` when one is given."""
     dist_utils.init_distributed_mode(args)
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    reporter = reporter or Reporter(output_dir / "metrics.jsonl")
+    reporter = reporter or Reporter(output_dir / metrics.METRICS_FILE)
     try:
         return _train(args, reporter, output_dir)
+    except ModuleError as e:
+        raise labelled(e, args.label) from None
     finally:
         dist_utils.cleanup()
+
+
+class _Run:
+    """What one training holds: the model (with and without its DistributedDataParallel wrapper),
+    the loaders, the optimiser and its schedule, the best epoch so far and the history."""
+
+    def __init__(self, args, spec: dict, data, device, reporter: Reporter):
+        self.args, self.device, self.reporter = args, device, reporter
+        self.train_set, self.val_set, self.train_sampler, val_sampler, self.classes, self.recipe = data
+        self.model, self.model_without_ddp = _build_model(args, spec, len(self.classes), device, reporter)
+        set_seed(args.seed + args.rank)  # augmentations differ per rank
+        self.train_loader = torch.utils.data.DataLoader(
+            self.train_set, batch_size=args.batch_size, sampler=self.train_sampler, num_workers=args.workers,
+            drop_last=drop_last(len(self.train_sampler), args.batch_size))
+        self.val_loader = torch.utils.data.DataLoader(self.val_set, batch_size=args.batch_size, sampler=val_sampler,
+                                                      num_workers=args.workers)
+        self.criterion = nn.CrossEntropyLoss()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=args.lr, momentum=args.momentum, nesterov=True,
+                                         weight_decay=args.weight_decay)
+        self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lr_factor(args.warmup_steps, args.epochs * len(self.train_loader)))
+        self.keeper = BestEpoch(args.patience)
+        self.history: list[dict] = []
+        self.start_epoch = 1
+        self.checkpoint_path = Path(args.work_dir) / CHECKPOINT if args.work_dir else None
+
+    def resume(self, path) -> None:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+        self.model_without_ddp.load_state_dict(checkpoint["model"])
+        self.optimizer.load_state_dict(checkpoint["optimizer"])
+        self.lr_scheduler.load_state_dict(checkpoint["lr_scheduler"])
+        self.keeper.__dict__.update(checkpoint["best"])
+        self.history = checkpoint["history"]
+        self.start_epoch = checkpoint["epoch"] + 1
+        self.reporter.log(f"resumed from {path} after epoch {checkpoint['epoch']}")
+
+    def epoch(self, epoch: int) -> bool:
+        """Train and validate one epoch; True when early stopping says to stop."""
+        args = self.args
+        if args.distributed:
+            self.train_sampler.set_epoch(epoch)
+        figures = train_one_epoch(self.model, self.criterion, self.optimizer, self.train_loader, self.device, epoch,
+                                  args, self.lr_scheduler, self.reporter)
+        # the model that is kept is rank 0's: its batch-norm statistics on every rank (each rank
+        # updated them with its own last batch), so that every shard is scored by that one model
+        dist_utils.broadcast_buffers(self.model_without_ddp)
+        figures.update(evaluate(self.model_without_ddp, self.criterion, self.val_loader, self.device, len(self.classes)))
+        _report_epoch(self.reporter, epoch, figures)
+        self.history.append({"epoch": epoch, **figures})
+        stop = self.keeper.update(epoch, figures["validation_loss"], self.model_without_ddp)
+        if self.checkpoint_path is not None:
+            self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+            dist_utils.save_on_master({"model": self.model_without_ddp.state_dict(),
+                                       "optimizer": self.optimizer.state_dict(),
+                                       "lr_scheduler": self.lr_scheduler.state_dict(), "epoch": epoch,
+                                       "args": vars(args), "best": vars(self.keeper), "history": self.history},
+                                      self.checkpoint_path)
+        return stop
+
+    def summary(self) -> dict:
+        """What model.yaml records beside the spec: classes, transforms, the best epoch's figures."""
+        keeper = self.keeper
+        if keeper.best_state is None:
+            raise TrainingDivergedError(f"the validation loss was never a number (NaN); "
+                                        f"lower the Learning rate (now {self.args.lr:g})")
+        best = next(h for h in self.history if h["epoch"] == keeper.best_epoch)
+        return {"classes": self.classes, "transforms": inference_recipe(self.recipe),
+                "normalize": [list(v) for v in IMAGENET_NORMALIZE], "best_epoch": keeper.best_epoch,
+                "epochs_run": self.history[-1]["epoch"], "validation_loss": best["validation_loss"],
+                "validation_top1_accuracy": best["validation_top1_accuracy"], "history": self.history}
+
+
+def _build_model(args, spec: dict, num_classes: int, device, reporter: Reporter):
+    """(the model to train, the same without its DistributedDataParallel wrapper)."""
+    set_seed(args.seed)  # same initial weights on every rank (DDP broadcasts rank 0's anyway)
+    model = models.build_model(spec, num_classes, Path(args.model_dir)).to(device)
+    if args.distributed and args.sync_bn:
+        model = dist_utils.convert_sync_batchnorm(model)
+        reporter.log("Sync BatchNorm: batch-norm statistics over the global batch of "
+                     f"{args.batch_size * args.world_size} images ({args.world_size} processes x {args.batch_size})")
+    if not args.distributed:
+        return model, model
+    return nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank] if device.type == "cuda" else None), model
 
 
 def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    spec = models.read_spec(_Dir(args.model_dir), MODULE, "Untrained model", "UntrainedModelDirectory")
-    train_set, val_set, train_sampler, val_sampler, classes, recipe = load_data(args)
+    spec = untrained_model.read_spec(artifact(args.model_dir), "", "Untrained model")
+    data = load_data(args)
+    train_set, val_set, _, _, classes, _ = data
     reporter.log(f"{len(train_set)} training and {len(val_set)} validation images, {len(classes)} classes; "
                  f"{spec['model_name']}, {args.world_size} process(es), {torch.get_num_threads()} thread(s) each")
-
-    set_seed(args.seed)  # same initial weights on every rank (DDP broadcasts rank 0's anyway)
-    model = models.build_model(spec, len(classes), Path(args.model_dir)).to(device)
-    if args.distributed and args.sync_bn:
-        model = dist_utils.convert_sync_batchnorm(model)
-        reporter.log("Sync BatchNorm: batch-norm statistics over the global batch of "
-                     f"{args.batch_size * args.world_size} images ({args.world_size} processes x {args.batch_size})")
-    model_without_ddp = model
-    if args.distributed:
-        model = nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank] if device.type == "cuda" else None)
-        model_without_ddp = model.module
-    set_seed(args.seed + args.rank)  # augmentations differ per rank
-
-    train_loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler,
-                                               num_workers=args.workers, drop_last=drop_last(len(train_sampler), args.batch_size))
-    val_loader = torch.utils.data.DataLoader(val_set, batch_size=args.batch_size, sampler=val_sampler,
-                                             num_workers=args.workers)
-    criterion = nn.CrossEntropyLoss()
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum, nesterov=True,
-                                weight_decay=args.weight_decay)
-    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(args.warmup_steps, args.epochs * len(train_loader)))
-
-    keeper = BestEpoch(args.patience)
-    history: list[dict] = []
-    start_epoch = 1
-    checkpoint_path = Path(args.work_dir) / CHECKPOINT if args.work_dir else None
+    run = _Run(args, spec, data, device, reporter)
     if args.resume:
-        checkpoint = torch.load(args.resume, map_location="cpu", weights_only=False)
-        model_without_ddp.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
-        lr_scheduler.load_state_dict(checkpoint["lr_scheduler"])
-        keeper.__dict__.update(checkpoint["best"])
-        history = checkpoint["history"]
-        start_epoch = checkpoint["epoch"] + 1
-        reporter.log(f"resumed from {args.resume} after epoch {checkpoint['epoch']}")
-
-    for epoch in range(start_epoch, args.epochs + 1):
-        if args.distributed:
-            train_sampler.set_epoch(epoch)
-        figures = train_one_epoch(model, criterion, optimizer, train_loader, device, epoch, args, lr_scheduler, reporter)
-        # the model that is kept is rank 0's: its batch-norm statistics on every rank (each rank
-        # updated them with its own last batch), so that every shard is scored by that one model
-        dist_utils.broadcast_buffers(model_without_ddp)
-        figures.update(evaluate(model_without_ddp, criterion, val_loader, device, len(classes)))
-        _report_epoch(reporter, epoch, figures)
-        history.append({"epoch": epoch, **figures})
-        stop = keeper.update(epoch, figures["validation_loss"], model_without_ddp)
-        if checkpoint_path is not None:
-            checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-            dist_utils.save_on_master({"model": model_without_ddp.state_dict(), "optimizer": optimizer.state_dict(),
-                                       "lr_scheduler": lr_scheduler.state_dict(), "epoch": epoch, "args": vars(args),
-                                       "best": vars(keeper), "history": history}, checkpoint_path)
-        if stop and epoch < args.epochs:
+        run.resume(args.resume)
+    for epoch in range(run.start_epoch, args.epochs + 1):
+        if run.epoch(epoch) and epoch < args.epochs:
             reporter.log(f"early stopping: the validation loss has not improved for {args.patience} epoch(s) "
-                         f"(best {keeper.best_loss:.4f} at epoch {keeper.best_epoch})")
+                         f"(best {run.keeper.best_loss:.4f} at epoch {run.keeper.best_epoch})")
             break
         reporter.check_cancelled()
-
-    if keeper.best_state is None:
-        raise TrainingDivergedError(f"{MODULE}: the validation loss was never a number (NaN); "
-                                    f"lower the Learning rate (now {args.lr:g})")
-    best = next(h for h in history if h["epoch"] == keeper.best_epoch)
-    info = {"classes": classes, "transforms": inference_recipe(recipe), "normalize": [list(v) for v in IMAGENET_NORMALIZE],
-            "best_epoch": keeper.best_epoch, "epochs_run": history[-1]["epoch"],
-            "validation_loss": best["validation_loss"], "validation_top1_accuracy": best["validation_top1_accuracy"],
-            "history": history}
+    info = run.summary()
     if dist_utils.is_main_process():
-        models.write_trained(output_dir, spec, keeper.best_state, info)
-    reporter.log(f"kept the weights of epoch {keeper.best_epoch} (validation loss {best['validation_loss']:.4f}, "
-                 f"top-1 accuracy {100 * best['validation_top1_accuracy']:.2f}%)")
+        models.write_trained(output_dir, spec, run.keeper.best_state, info)
+    reporter.log(f"kept the weights of epoch {info['best_epoch']} (validation loss {info['validation_loss']:.4f}, "
+                 f"top-1 accuracy {100 * info['validation_top1_accuracy']:.2f}%)")
     return {"model_name": spec["model_name"], **info}
 
 
@@ -338,21 +362,11 @@ def _report_epoch(reporter: Reporter, epoch: int, f: dict) -> None:
         reporter.metric(name, value, epoch)
 
 
-class _Dir:
-    """A model directory given by path alone (its type read from _meta.yaml)."""
-
-    def __init__(self, path):
-        self.path = Path(path)
-        meta_file = self.path / "_meta.yaml"
-        self.meta = (yaml.safe_load(meta_file.read_text()) or {}) if meta_file.exists() else {}
-        self.type = self.meta.get("type", "")
-
-
 # --------------------------------------------------------------------------- command line
 
 
 def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description="Image classification training (Train PyTorch Model)", add_help=add_help)
+    p = argparse.ArgumentParser(description="Image classification training", add_help=add_help)
     p.add_argument("--model-dir", required=True, help="UntrainedModelDirectory (from ResNet / DenseNet)")
     p.add_argument("--train-dir", required=True, help="training ImageDirectory")
     p.add_argument("--val-dir", required=True, help="validation ImageDirectory")
@@ -373,18 +387,8 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
                    help="distributed: batch-norm statistics over the global batch, not each process's part")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
+    p.add_argument("--label", default="", help="put before every error message (the caller's name for this training)")
     return p
-
-
-def argv_for(model_dir, train_dir, val_dir, output_dir, params: dict, work_dir="", threads: int = 0) -> list[str]:
-    """The command line of `main` for the parameters of Train PyTorch Model (in-process or torchrun)."""
-    return ["--model-dir", str(model_dir), "--train-dir", str(train_dir), "--val-dir", str(val_dir),
-            "--output-dir", str(output_dir), "--work-dir", str(work_dir),
-            "--epochs", str(params["epochs"]), "--batch-size", str(params["batch_size"]),
-            "--warmup-steps", str(params["warmup_step_number"]), "--lr", repr(float(params["learning_rate"])),
-            "--seed", str(params["random_seed"]), "--patience", str(params["patience"]),
-            "--print-freq", str(params["print_frequency"]), "--threads", str(threads),
-            *(["--sync-bn"] if params.get("sync_batchnorm") else [])]
 
 
 if __name__ == "__main__":

@@ -14,13 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from designer.engine import paths
 from designer.engine.paths import LOG_DIR, LOG_FILE, OutsideFolder  # noqa: F401 - part of this module's API
-from modules.base import Module, ModuleError, NotInRangeValueError
-
-META_FILE = "_meta.yaml"
+from sdk.context import Context, DistributedJob, InputArtifact
+from sdk.declarations import Module
+from sdk.errors import Cancelled, DistributedLaunchError, ModuleError, NotInRangeValueError
+from sdk.formats.meta import META_FILE, read_meta, write_meta  # noqa: F401 - part of this module's API
 
 
 @dataclass
@@ -30,49 +29,8 @@ class Event:
     data: dict = field(default_factory=dict)
 
 
-class Cancelled(Exception):
-    """The user cancelled the run while this node was working."""
-
-
-class DistributedLaunchError(ModuleError):
-    """A distributed job could not start, or one of its processes failed or was lost."""
-
-
-@dataclass
-class DistributedJob:
-    """What a distributed module asks to run: `python -m <module> <argv>` in every process of
-    Node count x Process count per node (each with RANK, WORLD_SIZE, LOCAL_RANK...). The launcher
-    (the Django side: designer/pipelines/gang.py) starts them; the module never sees workers."""
-
-    module: str
-    argv: list[str]
-    metrics_file: Path | None = None  # JSON lines {name, value, step} that rank 0 appends: relayed as metrics
-    gpu_argv: list[str] | None = None  # added when every process has a GPU (NCCL); None: CPU only (Gloo)
-
-
-@dataclass
-class InputArtifact:
-    """What a module receives for each connected input port."""
-
-    path: Path
-    type: str
-    meta: dict
-
-
-def read_meta(directory: Path) -> dict:
-    meta_path = Path(directory) / META_FILE
-    if not meta_path.exists():
-        return {}
-    return yaml.safe_load(meta_path.read_text()) or {}
-
-
-def write_meta(directory: Path, port_type: str, extra: dict | None = None) -> None:
-    meta = {"type": port_type, **(extra or {})}
-    (Path(directory) / META_FILE).write_text(yaml.safe_dump(meta, sort_keys=False))
-
-
-class NodeContext:
-    """The module's only window on the outside world."""
+class NodeContext(Context):
+    """The module's only window on the outside world: sdk.context.Context, as the engine keeps it."""
 
     def __init__(self, node_id: str, module: type[Module], params: dict, run_settings: dict,
                  node_dir: Path, emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
@@ -139,11 +97,11 @@ class NodeContext:
 def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], node_dir: Path,
             emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
             launcher: Callable[[NodeContext, DistributedJob], None] | None = None) -> dict[str, str]:
-    """Run one node; return {output port: directory}. Raises what the module raised.
+    """Run one node; return {output port: directory}. Raises what the module raised, after
+    removing the output folders it had begun (nothing half-written is left to be read later).
     `launcher` starts the processes of a distributed module (NodeContext.launch_distributed)."""
     node_dir = Path(node_dir)
-    for port in module.outputs:  # a retried node starts clean
-        shutil.rmtree(paths.output_dir(node_dir, port.name), ignore_errors=True)
+    _remove_outputs(module, node_dir)  # a retried node starts clean
     params = module.resolved_params(node.get("parameters", {}))
     run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
     ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher)
@@ -161,13 +119,20 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
         ctx.log(f"finished in {time.monotonic() - started:.2f} s")
         return outputs
     except Cancelled:
+        _remove_outputs(module, node_dir)
         ctx.log("cancelled by the user")
         raise
     except BaseException as e:
+        _remove_outputs(module, node_dir)
         ctx.log(error_text(e))
         raise
     finally:
         ctx.close()
+
+
+def _remove_outputs(module: type[Module], node_dir: Path) -> None:
+    for port in module.outputs:
+        shutil.rmtree(paths.output_dir(node_dir, port.name), ignore_errors=True)
 
 
 def check_params(module: type[Module], params: dict) -> None:

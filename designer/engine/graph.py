@@ -16,7 +16,7 @@ import jsonschema
 
 from designer.engine import paths
 from designer.engine.schema_migrations import SchemaVersionError, migrate
-from modules.base import compatible, not_finite
+from sdk.declarations import compatible, not_finite
 
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64

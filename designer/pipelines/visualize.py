@@ -6,11 +6,11 @@ output directory and returns what the template shows, bounded in size.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from designer.engine import paths
-from designer.engine.executor import read_meta
+from sdk.formats import evaluation, image_directory, scored_dataset
+from sdk.formats.meta import read_meta
 
 MAX_THUMBS = 120
 MAX_ROWS = 300
@@ -23,24 +23,19 @@ def preview(directory: Path, wrong_only: bool = False) -> dict:
     meta = read_meta(directory)
     kind = meta.get("type", "")
     try:
-        if kind == "ImageDirectory" and (directory / "index.csv").is_file():
-            return {"type": kind, **image_directory(directory, meta)}
-        if kind == "ScoredDataset" and (directory / "scored.csv").is_file():
-            return {"type": kind, **scored_dataset(directory, wrong_only)}
-        if kind == "EvaluationResults" and (directory / "evaluation.json").is_file():
-            return {"type": kind, **evaluation_results(directory)}
+        if kind == image_directory.TYPE and image_directory.is_one(directory):
+            return {"type": kind, **images_preview(directory, meta)}
+        if kind == scored_dataset.TYPE and scored_dataset.is_one(directory):
+            return {"type": kind, **scored_preview(directory, wrong_only)}
+        if kind == evaluation.TYPE and evaluation.is_one(directory):
+            return {"type": kind, **evaluation_preview(directory)}
     except (OSError, ValueError, KeyError, csv.Error) as e:
         return {"type": kind, "error": f"cannot read this {kind}: {e}"}
     return {"type": kind or "unknown", "error": None}
 
 
-def image_items(directory: Path) -> list[tuple[str, str]]:
-    with (Path(directory) / "index.csv").open(newline="", encoding="utf-8") as f:
-        return [(row["path"], row.get("label") or "") for row in csv.DictReader(f)]
-
-
-def image_directory(directory: Path, meta: dict) -> dict:
-    items = image_items(directory)
+def images_preview(directory: Path, meta: dict) -> dict:
+    items = image_directory.read_items(directory)
     counts: dict[str, int] = {c: 0 for c in meta.get("classes") or []}
     for _, label in items:
         counts[label or "(no label)"] = counts.get(label or "(no label)", 0) + 1
@@ -51,9 +46,9 @@ def image_directory(directory: Path, meta: dict) -> dict:
 
 def image_path(directory: Path, index: int, allowed_roots: list[Path]) -> Path | None:
     """The file of the index-th image, if it is an image inside one of the allowed roots (an
-    index.csv names images by a path relative to its folder, or absolute)."""
+    image index names images by a path relative to its folder, or absolute)."""
     try:
-        items = image_items(directory)
+        items = image_directory.read_items(directory)
     except (OSError, ValueError, KeyError, csv.Error):  # not an ImageDirectory, or unreadable
         return None
     if not 0 <= index < len(items):
@@ -73,27 +68,23 @@ def _inside_any(roots: list[Path], path: Path) -> Path | None:
     return None
 
 
-def scored_dataset(directory: Path, wrong_only: bool) -> dict:
-    with (directory / "scored.csv").open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        prob_cols = [c for c in reader.fieldnames or [] if c.startswith("Scored Probabilities_")]
-        rows, total, wrong = [], 0, 0
-        for row in reader:
-            total += 1
-            is_wrong = bool(row.get("Label")) and row.get("Label") != row.get("Scored Labels")
-            wrong += is_wrong
-            if (wrong_only and not is_wrong) or len(rows) >= MAX_ROWS:
-                continue
-            probs = [float(row[c]) for c in prob_cols]
-            rows.append({"image": Path(row.get("Image", "")).name, "label": row.get("Label", ""),
-                         "scored": row.get("Scored Labels", ""), "wrong": is_wrong,
-                         "probs": [f"{x:.3f}" for x in probs], "confidence": f"{max(probs):.3f}" if probs else ""})
-    return {"classes": [c.removeprefix("Scored Probabilities_") for c in prob_cols], "rows": rows, "total": total,
+def scored_preview(directory: Path, wrong_only: bool) -> dict:
+    rows, total, wrong = [], 0, 0
+    for row in scored_dataset.csv_rows(directory):
+        total += 1
+        is_wrong = bool(row.label) and row.label != row.scored
+        wrong += is_wrong
+        if (wrong_only and not is_wrong) or len(rows) >= MAX_ROWS:
+            continue
+        probs = row.probabilities
+        rows.append({"image": Path(row.image).name, "label": row.label, "scored": row.scored, "wrong": is_wrong,
+                     "probs": [f"{x:.3f}" for x in probs], "confidence": f"{max(probs):.3f}" if probs else ""})
+    return {"classes": scored_dataset.csv_classes(directory), "rows": rows, "total": total,
             "wrong": wrong, "wrong_only": wrong_only, "truncated": len(rows) >= MAX_ROWS}
 
 
-def evaluation_results(directory: Path) -> dict:
-    results = json.loads((directory / "evaluation.json").read_text())
+def evaluation_preview(directory: Path) -> dict:
+    results = evaluation.read(directory)
     sides = []
     for side, r in results.items():
         matrix = r.get("confusion_matrix")

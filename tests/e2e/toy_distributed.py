@@ -1,5 +1,5 @@
 """A toy module that offers Run settings (distributed), known only to the browser tests' server."""
-from modules.base import Choice, ImageDirectory, Module, Port
+from sdk.declarations import Choice, ImageDirectory, Module, Port
 
 
 class ToyDistributed(Module):

@@ -7,7 +7,7 @@ import pytest
 
 from designer.engine import executor, graph, logstore, paths
 from modules import registry
-from modules.base import ImageDirectory, Module, Port
+from sdk.declarations import ImageDirectory, Module, Port
 from tests import toy_modules as toys
 from tests.pipes import chain, link, node, pipeline, two_branches
 

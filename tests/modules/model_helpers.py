@@ -76,7 +76,7 @@ def untrained(path: Path, model_name: str = "resnet18") -> InputArtifact:
 
 
 def small_recipe(size: int = 32, flip: bool = False) -> dict:
-    from modules import _transforms as T
+    from sdk.formats import transformation as T
 
     steps = [T.step("resize", size=size)]
     if flip:

@@ -13,8 +13,8 @@ import zipfile
 import pytest
 from PIL import Image
 
-from modules.base import InvalidDatasetError
 from modules.convert_to_image_directory import MAX_PIXELS, MAX_RATIO, NAME_MAX, ConvertToImageDirectory
+from sdk.errors import InvalidDatasetError
 from tests.conftest import ROOT
 from tests.modules.runner import log_text, run_module
 
@@ -65,7 +65,7 @@ def png(img) -> bytes:
 MEASURE = textwrap.dedent("""
     import json, resource, sys, time
     import numpy, PIL.Image  # what a conversion imports anyway, loaded before the baseline
-    from modules.base import InvalidDatasetError
+    from sdk.errors import InvalidDatasetError
     from modules.convert_to_image_directory import ConvertToImageDirectory
     from tests.modules.runner import run_module
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

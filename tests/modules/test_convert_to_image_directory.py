@@ -8,8 +8,8 @@ import pytest
 import yaml
 from PIL import Image
 
-from modules.base import InvalidDatasetError
 from modules.convert_to_image_directory import ConvertToImageDirectory
+from sdk.errors import InvalidDatasetError
 from tests.imagesets import digits_folder, make_archive
 from tests.modules.runner import log_text, run_module
 

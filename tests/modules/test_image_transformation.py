@@ -4,11 +4,12 @@ import pytest
 import yaml
 from PIL import Image
 
-from modules import _transforms as T
 from modules.apply_image_transformation import ApplyImageTransformation
-from modules.base import InvalidTransformationDirectoryError, NotInRangeValueError
 from modules.init_image_transformation import InitImageTransformation
+from sdk.errors import InvalidTransformationDirectoryError, NotInRangeValueError
+from sdk.formats import transformation as T
 from tests.modules.runner import run_module
+from training.transforms import build_transform
 
 EVERY_SWITCH = ["resize", "center_crop", "color_jitter", "grayscale", "random_resized_crop", "random_crop",
                 "random_horizontal_flip", "random_vertical_flip", "random_rotation", "random_affine",
@@ -52,7 +53,7 @@ def test_every_step_of_the_reference_can_be_switched_on_and_runs_on_torchvision(
                    "random_horizontal_flip", "random_vertical_flip", "random_rotation", "random_affine",
                    "random_grayscale", "random_perspective", "random_erasing"]
     image = Image.new("RGB", (30, 24), (200, 100, 50))
-    training = T.build_transform(recipe, "For training")
+    training = build_transform(recipe, "For training")
     assert [type(t).__name__ for t in training.transforms] == [
         "ToImage", "RGB", "Resize", "CenterCrop", "Pad", "ColorJitter", "Grayscale", "RandomResizedCrop", "RandomCrop",
         "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine", "RandomGrayscale",
@@ -60,7 +61,7 @@ def test_every_step_of_the_reference_can_be_switched_on_and_runs_on_torchvision(
     tensor = training(image)
     assert tuple(tensor.shape) == (3, 12, 12) and str(tensor.dtype) == "torch.float32"
     assert float(tensor.min()) >= 0 and float(tensor.max()) <= 1
-    inference = T.build_transform(recipe, "For inference")
+    inference = build_transform(recipe, "For inference")
     assert [type(t).__name__ for t in inference.transforms] == [
         "ToImage", "RGB", "Resize", "CenterCrop", "Pad", "Grayscale", "ToDtype"]
     assert tuple(inference(image).shape) == (3, 20, 20)
@@ -84,7 +85,7 @@ def test_apply_records_the_recipe_and_mode_on_the_image_directory(tmp_path, digi
     assert not (out / "images").exists()  # the index points at the input's images
     first = (out / "index.csv").read_text().splitlines()[1].split(",")[0]
     with Image.open(first) as img:
-        assert tuple(T.build_transform(m["transforms"])(img).shape) == (3, 12, 12)
+        assert tuple(build_transform(m["transforms"])(img).shape) == (3, 12, 12)
 
 
 def test_for_inference_drops_every_random_step_and_is_deterministic(tmp_path, digits_imagedir):
@@ -96,7 +97,7 @@ def test_for_inference_drops_every_random_step_and_is_deterministic(tmp_path, di
     assert [s["op"] for s in T.active_steps(recorded)] == ["resize", "center_crop"]
     first = (out / "index.csv").read_text().splitlines()[1].split(",")[0]
     with Image.open(first) as img:
-        transform = T.build_transform(recorded)
+        transform = build_transform(recorded)
         assert transform(img).equal(transform(img))
 
 

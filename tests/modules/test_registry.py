@@ -46,7 +46,7 @@ def write_package(root, name, files):
     (package / "__init__.py").write_text("")
     for stem, kind in files.items():
         (package / f"{stem}.py").write_text(
-            "from modules.base import Module\n\n\n"
+            "from sdk.declarations import Module\n\n\n"
             f"class {stem.title().replace('_', '')}(Module):\n"
             f"    kind = {kind!r}\n    label = {stem!r}\n    category = 'Tests'\n\n"
             "    def run(self, ctx):\n        pass\n")

@@ -6,16 +6,12 @@ import pytest
 import torch
 
 from designer.engine import executor
-from modules import _transforms as T
-from modules.base import (
-    InvalidDatasetError,
-    InvalidModelDirectoryError,
-    NotLabeledDatasetError,
-)
 from modules.evaluate_model import EvaluateModel
 from modules.export_to_onnx import ExportToOnnx
 from modules.score_image_model import ScoreImageModel
 from modules.train_pytorch_model import TrainPyTorchModel
+from sdk.errors import InvalidDatasetError, InvalidModelDirectoryError, NotLabeledDatasetError
+from sdk.formats.image_directory import read_path
 from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
     artifact,
     digits_split,
@@ -26,7 +22,8 @@ from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixtur
     untrained,
 )
 from training import models
-from training.data import ImageDirDataset, read_image_dir
+from training.data import ImageDirDataset
+from training.transforms import build_transform
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -122,8 +119,8 @@ def test_onnx_export_matches_pytorch_on_the_validation_images(tmp_path, trained)
     assert onnx_model.type == "OnnxModel" and onnx_model.meta["classes"] == [str(d) for d in range(10)]
     model, info = models.load_trained(model_dir, "test")
     preprocessing = json.loads((onnx_model.path / "preprocessing.json").read_text())
-    transform = T.build_transform(preprocessing["transforms"], None, tuple(map(tuple, preprocessing["normalize"])))
-    images = torch.stack([x for x, _ in ImageDirDataset(read_image_dir(val.path), info["classes"], transform)])
+    transform = build_transform(preprocessing["transforms"], None, tuple(map(tuple, preprocessing["normalize"])))
+    images = torch.stack([x for x, _ in ImageDirDataset(read_path(val.path), info["classes"], transform)])
     session = onnxruntime.InferenceSession(str(onnx_model.path / "model.onnx"), providers=["CPUExecutionProvider"])
     got = session.run(None, {"image": images.numpy()})[0]
     with torch.inference_mode():

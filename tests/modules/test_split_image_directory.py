@@ -3,9 +3,9 @@ import csv
 import pytest
 import yaml
 
-from modules.base import InvalidDatasetError, NotInRangeValueError
 from modules.convert_to_image_directory import ConvertToImageDirectory
 from modules.split_image_directory import SplitImageDirectory
+from sdk.errors import InvalidDatasetError, NotInRangeValueError
 from tests.imagesets import digits_folder
 from tests.modules.runner import run_module
 

@@ -4,14 +4,10 @@ import pytest
 import torch
 import yaml
 
-from modules import _transforms as T
-from modules.base import (
-    InvalidDatasetError,
-    InvalidModelDirectoryError,
-    NotInRangeValueError,
-    NotLabeledDatasetError,
-)
 from modules.train_pytorch_model import TrainPyTorchModel
+from sdk.errors import InvalidDatasetError, InvalidModelDirectoryError, NotInRangeValueError, NotLabeledDatasetError
+from sdk.formats import model as model_format
+from sdk.formats.image_directory import read_path
 from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
     digits_split,
     image_dir,
@@ -22,8 +18,9 @@ from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixtur
     untrained,
 )
 from training import models
-from training.data import IMAGENET_NORMALIZE, ImageDirDataset, read_image_dir
+from training.data import IMAGENET_NORMALIZE, ImageDirDataset
 from training.train import BestEpoch, TrainingDivergedError, evaluate, lr_factor
+from training.transforms import build_transform
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -57,7 +54,7 @@ def test_it_trains_reports_every_epoch_and_repeats_itself_exactly(tmp_path, inpu
     out, events = run(TrainPyTorchModel, tmp_path / "a", {**FAST, "warmup_step_number": 3}, **inputs)
     model_dir = out["trained_model"]
     assert model_dir.type == "ModelDirectory" and model_dir.meta["classes"] == [str(d) for d in range(10)]
-    spec = yaml.safe_load((model_dir.path / models.SPEC_FILE).read_text())
+    spec = yaml.safe_load((model_dir.path / model_format.SPEC_FILE).read_text())
     assert spec["transforms"]["mode"] == "inference" and spec["model_name"] == "resnet18"
     names = {(name, step) for name, _, step in metrics(events)}
     for epoch in (1, 2):
@@ -76,13 +73,13 @@ def test_it_trains_reports_every_epoch_and_repeats_itself_exactly(tmp_path, inpu
 def test_it_keeps_the_weights_of_the_best_epoch(tmp_path, inputs):
     out, _ = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 3, "patience": 3, "learning_rate": 0.2},
                  **inputs)
-    spec = yaml.safe_load((out["trained_model"].path / models.SPEC_FILE).read_text())
+    spec = yaml.safe_load((out["trained_model"].path / model_format.SPEC_FILE).read_text())
     losses = [h["validation_loss"] for h in spec["history"]]
     assert spec["best_epoch"] == 1 + losses.index(min(losses))
     # scoring the weights kept gives the best epoch's validation loss again
     model, info = models.load_trained(out["trained_model"], "test")
-    dataset = ImageDirDataset(read_image_dir(inputs["validation_dataset"].path), info["classes"],
-                              T.build_transform(info["transforms"], None, IMAGENET_NORMALIZE))
+    dataset = ImageDirDataset(read_path(inputs["validation_dataset"].path), info["classes"],
+                              build_transform(info["transforms"], None, IMAGENET_NORMALIZE))
     again = evaluate(model, torch.nn.CrossEntropyLoss(), torch.utils.data.DataLoader(dataset, batch_size=16),
                      "cpu", len(info["classes"]))
     assert math.isclose(again["validation_loss"], min(losses), rel_tol=1e-4)
@@ -162,7 +159,7 @@ def test_a_parameter_of_zero_is_refused_naming_it(tmp_path, inputs, param):
     label = TrainPyTorchModel.param(param).label
     with pytest.raises(NotInRangeValueError, match=rf"Train PyTorch Model: parameter '{label}': 0(\.0)? is out of range"):
         run(TrainPyTorchModel, tmp_path / "n", {**FAST, param: 0}, **inputs)
-    assert not (tmp_path / "n" / "trained_model" / models.TRAINED_STATE).exists()
+    assert not (tmp_path / "n" / "trained_model" / model_format.TRAINED_STATE).exists()
 
 
 def _scripted_validation(monkeypatch, losses: list[float]) -> list[dict]:
@@ -182,11 +179,11 @@ def test_the_weights_kept_are_those_of_the_best_epoch_not_the_last(tmp_path, inp
     states = _scripted_validation(monkeypatch, [1.0, 0.5, 0.9])
     out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 3, "patience": 3}, **inputs)
     assert len(states) == 3
-    kept = torch.load(out["trained_model"].path / models.TRAINED_STATE, weights_only=True)
+    kept = torch.load(out["trained_model"].path / model_format.TRAINED_STATE, weights_only=True)
     assert kept.keys() == states[1].keys()
     assert all(torch.equal(kept[k], states[1][k]) for k in kept)
     assert not all(torch.equal(kept[k], states[2][k]) for k in kept)  # the last epoch moved on
-    spec = yaml.safe_load((out["trained_model"].path / models.SPEC_FILE).read_text())
+    spec = yaml.safe_load((out["trained_model"].path / model_format.SPEC_FILE).read_text())
     assert spec["best_epoch"] == 2 and spec["epochs_run"] == 3
     assert spec["validation_loss"] == 0.5 and spec["validation_top1_accuracy"] == pytest.approx(0.2)
     assert out["trained_model"].meta["best_epoch"] == 2
@@ -199,7 +196,7 @@ def test_early_stopping_ends_the_run_after_patience_epochs_without_improvement(t
     out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 5, "patience": 2}, **inputs)
     assert len(states) == 3
     assert sorted({step for name, _, step in metrics(events) if name == "training_loss"}) == [1, 2, 3]
-    spec = yaml.safe_load((out["trained_model"].path / models.SPEC_FILE).read_text())
+    spec = yaml.safe_load((out["trained_model"].path / model_format.SPEC_FILE).read_text())
     assert spec["epochs_run"] == 3 and spec["best_epoch"] == 1 and len(spec["history"]) == 3
     log = "\n".join(e.data["text"] for e in events if e.type == "log")
     assert "early stopping: the validation loss has not improved for 2 epoch(s) (best 1.0000 at epoch 1)" in log

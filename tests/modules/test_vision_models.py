@@ -2,9 +2,10 @@ import pytest
 import torch
 import torchvision
 
-from modules.base import ModuleError, NotInRangeValueError
 from modules.densenet import DenseNet
 from modules.resnet import ResNet
+from sdk.errors import ModuleError, NotInRangeValueError
+from sdk.formats.untrained_model import INITIAL_STATE, read_spec
 from tests.modules.model_helpers import run
 from training import models
 
@@ -43,8 +44,8 @@ def test_untrained_resnet_records_its_architecture(tmp_path):
     out, _ = run(ResNet, tmp_path / "r", {"model_name": "resnet18", "pretrained": False, "zero_init_residual": True})
     art = out["untrained_model"]
     assert art.type == "UntrainedModelDirectory"
-    spec = models.read_spec(art, "t", "model", "UntrainedModelDirectory")
-    assert spec["kwargs"] == {"zero_init_residual": True} and not (art.path / models.INITIAL_STATE).exists()
+    spec = read_spec(art, "t", "model", "UntrainedModelDirectory")
+    assert spec["kwargs"] == {"zero_init_residual": True} and not (art.path / INITIAL_STATE).exists()
     model = models.build_model(spec, 3, art.path)
     assert model.fc.out_features == 3
 
@@ -66,7 +67,7 @@ def test_pretrained_weights_load_through_torchvision_from_the_hub_cache(tmp_path
     out, _ = run(ResNet, tmp_path / "r", {"model_name": "resnet18"})
     art = out["untrained_model"]
     assert art.meta["pretrained"] is True
-    model = models.build_model(models.read_spec(art, "t", "m", "UntrainedModelDirectory"), 4, art.path)
+    model = models.build_model(read_spec(art, "t", "m", "UntrainedModelDirectory"), 4, art.path)
     assert torch.equal(model.conv1.weight, reference.conv1.weight)
     assert model.fc.out_features == 4  # the head is sized for our classes
 
@@ -80,7 +81,7 @@ def test_a_corrupt_weights_file_is_named(tmp_path, hub):
 
 def test_an_untrained_densenet_keeps_its_memory_efficient_option(tmp_path):
     out, _ = run(DenseNet, tmp_path / "d", {"model_name": "densenet121", "pretrained": False, "memory_efficient": True})
-    spec = models.read_spec(out["untrained_model"], "t", "model", "UntrainedModelDirectory")
+    spec = read_spec(out["untrained_model"], "t", "model", "UntrainedModelDirectory")
     model = models.build_model(spec, 5, out["untrained_model"].path)
     assert model.classifier.out_features == 5
     assert all(layer.memory_efficient for name, layer in model.features.named_modules() if name.endswith("denselayer1"))
@@ -106,8 +107,8 @@ def test_pretrained_densenet_weights_load_through_torchvision_from_the_hub_cache
 
     out, _ = run(DenseNet, tmp_path / "d", {"model_name": "densenet121"})
     art = out["untrained_model"]
-    assert art.meta["pretrained"] is True and (art.path / models.INITIAL_STATE).is_file()
-    model = models.build_model(models.read_spec(art, "t", "m", "UntrainedModelDirectory"), 4, art.path)
+    assert art.meta["pretrained"] is True and (art.path / INITIAL_STATE).is_file()
+    model = models.build_model(read_spec(art, "t", "m", "UntrainedModelDirectory"), 4, art.path)
     assert torch.equal(model.features.conv0.weight, reference.features.conv0.weight)
     assert torch.equal(model.features.denseblock4.denselayer16.conv2.weight,
                        reference.features.denseblock4.denselayer16.conv2.weight)
@@ -129,7 +130,7 @@ def test_zero_init_residual_zeroes_the_last_batchnorm_of_every_residual_block(tm
     for zero in (True, False):
         out, _ = run(ResNet, tmp_path / str(zero), {"model_name": name, "pretrained": False, "zero_init_residual": zero})
         art = out["untrained_model"]
-        built[zero] = models.build_model(models.read_spec(art, "t", "m", "UntrainedModelDirectory"), 3, art.path)
+        built[zero] = models.build_model(read_spec(art, "t", "m", "UntrainedModelDirectory"), 3, art.path)
     assert all(torch.count_nonzero(w) == 0 for w in _last_bn_weights(built[True]))
     assert all(torch.count_nonzero(w) == w.numel() for w in _last_bn_weights(built[False]))  # BatchNorm's usual 1
 

@@ -20,11 +20,11 @@ from django.core.management import call_command
 
 from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch
+from sdk.formats.image_directory import read_path
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder
 from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from training import train
-from training.data import read_image_dir
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 
@@ -101,7 +101,7 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
     rank0 = (logs / "70_driver_log_0.txt").read_text()
     assert "2 process(es)" in rank0 and f"Epoch {EPOCHS}:" in rank0 and "Epoch" not in (logs / "70_driver_log_1.txt").read_text()
     # each process takes half the training set (DistributedSampler), BATCH images a step
-    n_train = len(read_image_dir(run.nodes.get(node_id="apply_train").outputs["transformed_image_directory"]).items)
+    n_train = len(read_path(run.nodes.get(node_id="apply_train").outputs["transformed_image_directory"]).items)
     half, batch = math.ceil(n_train / 2), GLOBAL_BATCH // 2
     steps = half // batch + (not train.drop_last(half, batch))  # a last batch under half a batch is left out
     assert set(re.findall(r"Epoch: \[\d+\] \[\d+/(\d+)\]", rank0)) == {str(steps)}, (n_train, rank0[:3000])

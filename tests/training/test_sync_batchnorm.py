@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from modules.train_pytorch_model import training_argv
 from tests.conftest import ROOT
 from training import train
 
@@ -28,5 +29,5 @@ def test_two_processes_with_sync_batchnorm_compute_what_one_process_computes_on_
 def test_the_module_parameter_reaches_the_training_command_line(on):
     params = {"epochs": 1, "batch_size": 4, "warmup_step_number": 0, "learning_rate": 0.1, "random_seed": 1,
               "patience": 1, "print_frequency": 0, "sync_batchnorm": on}
-    args = train.get_args_parser().parse_args(train.argv_for("m", "t", "v", "o", params))
+    args = train.get_args_parser().parse_args(training_argv("m", "t", "v", "o", params))
     assert args.sync_bn is on

@@ -21,7 +21,7 @@ def dirs(tmp_path_factory):
 
 def command(dirs, out, *extra):
     args = [str(x) for kv in dirs.items() for x in kv]
-    return [*args, "--output-dir", str(out), "--epochs", "1", "--lr", "0.01", *extra]
+    return [*args, "--output-dir", str(out), "--epochs", "1", "--lr", "0.01", "--label", "Train PyTorch Model", *extra]
 
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
