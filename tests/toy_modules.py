@@ -6,6 +6,14 @@ from sdk.declarations import Bool, Float, ImageDirectory, Int, Module, Port, Sco
 from sdk.errors import ModuleError
 
 
+def _sleep(ctx, seconds: float) -> None:
+    """Sleep in short steps, each a safe point where a cancel stops the module."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        ctx.check_cancelled()
+        time.sleep(min(0.05, left))
+
+
 def _read(inp) -> int:
     return int((inp.path / "value.txt").read_text())
 
@@ -18,7 +26,7 @@ class ToySource(Module):
     params = [Int("Value", default=1, min=0, max=1000, help="the number written"), Float("Sleep", default=0.0, min=0)]
 
     def run(self, ctx):
-        time.sleep(ctx.params["sleep"])
+        _sleep(ctx, ctx.params["sleep"])
         (ctx.output_dir("out") / "value.txt").write_text(str(ctx.params["value"]))
         ctx.log(f"wrote {ctx.params['value']}")
 
@@ -33,8 +41,7 @@ class ToyAdd(Module):
               Bool("Fail", default=False, help="raise an error instead")]
 
     def run(self, ctx, input, extra=None):
-        for _ in range(int(ctx.params["sleep"] * 20)):
-            time.sleep(0.05)
+        _sleep(ctx, ctx.params["sleep"])
         if ctx.params["fail"]:
             raise ModuleError("asked to fail (parameter Fail is on)")
         total = _read(input) + ctx.params["amount"] + (_read(extra) if extra else 0)
@@ -86,7 +93,7 @@ class ToyTraining(Module):
 
     def run(self, ctx):
         for epoch in range(1, ctx.params["epochs"] + 1):
-            time.sleep(ctx.params["epoch_seconds"])
+            _sleep(ctx, ctx.params["epoch_seconds"])
             ctx.metric("loss", 1.0 / epoch, step=epoch)
             ctx.metric("accuracy", 1.0 - 0.5 / epoch, step=epoch)
             ctx.log(f"epoch {epoch}: loss {1.0 / epoch:.3f}")

@@ -1,13 +1,18 @@
 """The executor with a real Celery worker (embedded: SQLite broker and database; with
 `make test`'s production pass: Redis broker, PostgreSQL)."""
+import io
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
 from django.conf import settings
+from PIL import Image
 
+from designer.engine import executor
 from designer.pipelines import runs
+from modules.convert_to_image_directory import ConvertToImageDirectory
 from tests.conftest import wait_for_run
 from tests.pipes import chain, two_branches
 
@@ -92,3 +97,28 @@ def test_events_are_stored_in_order(shared_worker, users):
     kinds = [(e.node_id, e.type) for e in run.events.exclude(type="log")]
     assert kinds == [("n0", "node_started"), ("n0", "node_finished"), ("n1", "node_started"), ("n1", "metric"),
                      ("n1", "node_finished"), ("", "run_finished")]
+
+
+def test_a_cancelled_convert_stops_between_two_files_and_leaves_no_partial_output(tmp_path):
+    """Cancel is seen at a safe point (between two files of the archive), never in the middle of a
+    write; the executor then removes the output folder the module had begun."""
+    archive = tmp_path / "many.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for i in range(300):
+            buffer = io.BytesIO()
+            Image.new("RGB", (8, 8), (i % 256, 0, 0)).save(buffer, "PNG")
+            z.writestr(f"class{i % 3}/{i:04d}.png", buffer.getvalue())
+    asked = []
+
+    def cancelled() -> bool:  # the user presses Cancel once the module has converted 100 files
+        asked.append(1)
+        return len(asked) > 100
+
+    node_dir = tmp_path / "node"
+    inputs = {"input_dataset": executor.InputArtifact(archive, "UploadedFile", {})}
+    with pytest.raises(executor.Cancelled):
+        executor.execute(ConvertToImageDirectory, {"id": "convert", "kind": ConvertToImageDirectory.kind}, inputs,
+                         node_dir, lambda e: None, cancelled)
+    assert 100 < len(asked) < 300  # stopped mid-way, not at the end
+    assert not (node_dir / "image_directory").exists()
+    assert "cancelled by the user" in (node_dir / executor.LOG_DIR / executor.LOG_FILE).read_text()
