@@ -36,6 +36,7 @@ class SplitImageDirectory(Module):
                                       "at least 2 are needed to split it in two")
         first, second = split(images.items, ctx.params["fraction"], ctx.params["random_seed"])
         for port, part in (("results_dataset1", first), ("results_dataset2", second)):
+            ctx.check_cancelled()
             imagedir.write(ctx, port, part, images.classes, transforms=images.transforms, source_root=images.root)
         ctx.log(f"{len(first)} image(s) in the first output, {len(second)} in the second")
         for c, n in images.class_counts().items():

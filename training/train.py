@@ -1,7 +1,7 @@
 """Image classification training, after torchvision's classification reference
 (references/classification/train.py): `load_data`, `train_one_epoch`, `evaluate`, `main(args)`.
 
-One process: `main(args)` in-process (Train PyTorch Model with node count 1 x process count 1).
+One process: `main(args)` in-process (what the designer's training module does for Run settings 1 x 1).
 Several: the same `main(args)` under `torchrun`, which sets RANK / WORLD_SIZE / LOCAL_RANK:
 
     torchrun --nproc-per-node 2 -m training.train --model-dir M --train-dir T --val-dir V --output-dir O
