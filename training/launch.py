@@ -3,8 +3,8 @@ rendezvous) as a child process, its output copied into the launcher's log, and a
 
 No torch import here: this runs in the Celery worker, and torch is loaded by the processes that
 torchrun starts. Every one of them runs under `training.rank`, which writes its output to its
-own driver log (`70_driver_log_<rank>.txt`). Who starts which node is decided on the Django side
-(designer/pipelines/gang.py).
+own driver log (sdk.layout.driver_log). Who starts which node is decided on the Django side
+(designer/pipelines/launchers/distributed.py).
 """
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdk.layout import MPI_LOG  # noqa: F401 - launch.MPI_LOG: the launchers' log of a node
+
 ROOT = Path(__file__).resolve().parent.parent
-MPI_LOG = "70_mpi_log.txt"
 # how long the processes of a node have to leave after SIGTERM before they are killed
 STOP_GRACE_SECONDS = 5.0
 

@@ -3,7 +3,7 @@
     python -m training.rank MODULE ARGS...      (RANK, WORLD_SIZE, LOCAL_RANK, GROUP_RANK from torchrun)
 
 Sends its own output (stdout and stderr, so a traceback lands at its end) to
-`$DESIGNER_RANK_LOG_DIR/70_driver_log_<RANK>.txt`, records its node and, when it fails, the time
+`$DESIGNER_RANK_LOG_DIR/<sdk.layout.driver_log(RANK)>`, records its node and, when it fails, the time
 (`$DESIGNER_RANK_STATE_DIR/rank-<RANK>.json`: the launcher names the first rank that failed),
 then runs `python -m MODULE ARGS...`. It dies with torchrun (PR_SET_PDEATHSIG): a killed worker
 leaves no training process behind.
@@ -27,6 +27,8 @@ import sys
 import time
 import traceback
 from pathlib import Path
+
+from sdk import layout
 
 
 def _die_with_parent() -> None:
@@ -116,7 +118,7 @@ def main() -> None:
     log_dir = env.get("DESIGNER_RANK_LOG_DIR")
     if log_dir:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
-        _redirect_output(Path(log_dir) / f"70_driver_log_{rank}.txt")
+        _redirect_output(Path(log_dir) / layout.driver_log(rank))
     worker = env.get("DESIGNER_WORKER") or socket.gethostname()
     state = _State(env.get("DESIGNER_RANK_STATE_DIR", ""), rank,
                    {"rank": rank, "node_rank": int(env["NODE_RANK"]), "local_rank": int(env.get("LOCAL_RANK", "0")),

@@ -38,7 +38,7 @@ class EventAdmin(admin.ModelAdmin):
 
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin):
-    list_display = ("hostname", "cpus", "gpus", "concurrency", "last_seen")
+    list_display = ("hostname", "machine", "cpus", "gpus", "concurrency", "last_seen", "stopped_at")
 
 
 @admin.register(Dataset)

@@ -1,6 +1,9 @@
 from django.apps import AppConfig
 from django.core import checks
 
+import designer.celery  # noqa: F401 - binds shared tasks to our Celery app
+from designer.pipelines.catalogue import get_catalogue
+
 
 class PipelinesConfig(AppConfig):
     name = "designer.pipelines"
@@ -8,16 +11,12 @@ class PipelinesConfig(AppConfig):
     verbose_name = "Pipelines"
 
     def ready(self):
-        import designer.celery  # noqa: F401 - binds shared tasks to our Celery app
-
         checks.register(check_module_catalogue)
 
 
 def check_module_catalogue(app_configs=None, **kwargs):
     """A module file that cannot be loaded (a kind declared twice, an import error) stops
     `migrate`, `runserver` and the other commands at start-up, not at the first page."""
-    from designer.pipelines.catalogue import get_catalogue
-
     try:
         get_catalogue()
     except Exception as e:  # any failure to load a module file is reported as is

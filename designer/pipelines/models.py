@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
+from django.core.files.storage import FileSystemStorage
 from django.db import models
 
-from designer.engine import statuses
+from designer.engine import paths, statuses
 
 
 class Pipeline(models.Model):
@@ -58,7 +61,9 @@ class NodeRun(models.Model):
     outputs = models.JSONField(default=dict, blank=True, help_text="{output port: directory}")
     output_ids = models.JSONField(default=dict, blank=True, help_text="{output port: identity used in cache keys}")
     error = models.TextField(blank=True)
-    worker = models.CharField(max_length=200, blank=True)
+    # the worker that claimed it (NULL: run inline, outside any worker); a worker's row outlives
+    # it (marked stopped), so that "worker X stopped responding" can still name it
+    worker = models.ForeignKey("Worker", null=True, blank=True, on_delete=models.SET_NULL, related_name="noderuns")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # The outbox (designer/pipelines/outbox.py): a queued node's `run_node` message is due at
     # `send_due_at` (set in the same transaction as the move to queued; NULL once picked up).
@@ -78,6 +83,11 @@ class NodeRun(models.Model):
 
     def __str__(self):
         return f"{self.node_id} ({self.kind}) in run {self.run_id}"
+
+    @property
+    def worker_label(self) -> str:
+        """`<machine>:<worker name>` of the worker that ran it, or ''."""
+        return self.worker.label if self.worker_id else ""
 
     @property
     def duration(self) -> float | None:
@@ -100,17 +110,22 @@ class Event(models.Model):
 
 
 class Worker(models.Model):
-    """A Celery worker and what it offers; refreshed by its heartbeat."""
+    """A Celery worker and what it offers; refreshed by its heartbeat (designer/pipelines/heartbeat.py).
 
-    hostname = models.CharField(max_length=200, unique=True)
+    The row is kept when the worker stops (`stopped_at`), and revived when a worker of the same
+    name starts again: the nodes it ran point at it, and their errors name it."""
+
+    hostname = models.CharField(max_length=200, unique=True, help_text="the Celery worker's name (name@machine)")
+    machine = models.CharField(max_length=200, blank=True, help_text="the host name of the machine it runs on")
     cpus = models.PositiveIntegerField(default=1)
     gpus = models.PositiveIntegerField(default=0)
     concurrency = models.PositiveIntegerField(default=1)
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen = models.DateTimeField()
+    stopped_at = models.DateTimeField(null=True, blank=True, help_text="when it shut down; NULL while it runs, or if it was lost")
     address = models.CharField(max_length=200, blank=True,
                                help_text="where the other workers of a distributed job reach this one")
-    # one worker = one node of a distributed job: set by a conditional UPDATE (designer/pipelines/gang.py)
+    # one worker = one node of a distributed job: set by a conditional UPDATE (designer/pipelines/workers.py)
     reserved_by = models.ForeignKey("NodeRun", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="reserved_workers")
 
@@ -122,6 +137,15 @@ class Worker(models.Model):
         """Processes a node of a distributed job may start here: its GPUs, or else its CPU cores."""
         return self.gpus or self.cpus
 
+    @property
+    def unit_name(self) -> str:
+        return "GPU(s)" if self.gpus else "CPU core(s)"
+
+    @property
+    def label(self) -> str:
+        """How errors and the API name it: `<machine>:<worker name>`."""
+        return f"{self.machine}:{self.hostname}" if self.machine else self.hostname
+
 
 class NodeLaunch(models.Model):
     """One machine of a distributed node's job: the worker that runs torchrun for node `index`
@@ -130,7 +154,8 @@ class NodeLaunch(models.Model):
     STATUSES = statuses.choices(statuses.LAUNCH_STATUSES)
     noderun = models.ForeignKey(NodeRun, on_delete=models.CASCADE, related_name="launches")
     index = models.PositiveIntegerField(help_text="0 hosts the rendezvous; torchrun numbers the nodes itself")
-    worker = models.CharField(max_length=200)
+    # NULL: node 0 of a job run inline (outside any worker)
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL, related_name="launches")
     spec = models.JSONField(default=dict, help_text="command, environment and launcher log of this node's torchrun")
     status = models.CharField(max_length=16, choices=STATUSES, default=statuses.RESERVED)
     stop_requested = models.BooleanField(default=False)
@@ -144,21 +169,19 @@ class NodeLaunch(models.Model):
         constraints = [models.UniqueConstraint(fields=["noderun", "index"], name="one_launch_per_node_index")]
 
     def __str__(self):
-        return f"node {self.index} of {self.noderun} on {self.worker}"
+        return f"node {self.index} of {self.noderun} on {self.worker_name}"
+
+    @property
+    def worker_name(self) -> str:
+        return self.worker.hostname if self.worker_id else "this process"
 
 
 def _dataset_storage():
     """Files under ARTIFACT_ROOT (read when used, so that tests and deployments can move it)."""
-    from django.core.files.storage import FileSystemStorage
-
     return FileSystemStorage(location=settings.ARTIFACT_ROOT)
 
 
 def _dataset_upload_to(instance, filename: str) -> str:
-    import uuid
-
-    from designer.engine import paths
-
     # a folder of its own per upload: two uploads of the same name never collide; a name such as
     # `../../x.zip` keeps only `x.zip` (paths.safe_filename), so the file stays in that folder
     return paths.dataset_name(instance.owner_id, uuid.uuid4().hex, filename)

@@ -1,6 +1,6 @@
 """Reliable dispatch of nodes to the workers: a transactional outbox kept on the NodeRun rows.
 
-A node's message is fully described by its NodeRun id (`run_node(id)`, routed by gang.route_for),
+A node's message is fully described by its NodeRun id (`run_node(id)`, routed by routing.route_for),
 so the row itself is the outbox record: `runs.advance()` sets `send_due_at` in the same UPDATE
 that moves the node to queued. Nothing can be queued without a message being owed, and nothing
 is owed for a node that is not queued (cancelled, or already picked up).
@@ -22,14 +22,13 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from designer.celery import app
-from designer.engine import scheduler as s
-from designer.pipelines import gang
-from designer.pipelines.catalogue import get_catalogue
-from designer.pipelines.models import NodeRun, Worker
+from designer.celery import RUN_NODE, app
+from designer.engine import statuses as s
+from designer.pipelines import routing, workers
+from designer.pipelines.models import NodeRun
 
 log = logging.getLogger(__name__)
-TASK = "designer.run_node"  # tasks.run_node
+TASK = RUN_NODE  # tasks.run_node
 BATCH = 200
 
 
@@ -83,19 +82,12 @@ def _resend_delay(attempts: int) -> float:
 def _resend_allowed() -> bool:
     """Resend a message the broker took only while some live worker has a free slot: while all
     are busy, the message is most likely waiting its turn in the queue."""
-    since = timezone.now() - timedelta(seconds=settings.LOST_AFTER_SECONDS)
-    slots = sum(Worker.objects.filter(last_seen__gte=since).values_list("concurrency", flat=True))
-    return slots > NodeRun.objects.filter(status=s.RUNNING).count()
+    return workers.free_slots() > 0
 
 
 def _route(nr: NodeRun) -> dict:
-    """A distributed node goes to a worker that can be its node 0 (gang.route_for)."""
-    return gang.route_for(nr) if _is_distributed(nr.kind) else {}
-
-
-def _is_distributed(kind: str) -> bool:
-    module = get_catalogue().get(kind)
-    return bool(module and module.distributed)
+    """A distributed node goes to a worker that can be its node 0 (routing.route_for)."""
+    return routing.route_for(nr) if routing.is_distributed(nr.kind) else {}
 
 
 def waiting_for_broker(run_id: int) -> str:

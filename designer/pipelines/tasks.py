@@ -1,17 +1,18 @@
-"""Celery tasks: take ids, call the run logic, return. Nothing big goes through the broker."""
+"""Celery tasks: take ids, call the run logic, return. Nothing big goes through the broker.
+Loading them loads the workers' heartbeat (heartbeat.py connects it to the worker's signals)."""
 from celery import shared_task
 
-from designer.pipelines import runs
+from designer.celery import LAUNCH_NODE, RUN_NODE
+from designer.pipelines import heartbeat, runs  # noqa: F401 - heartbeat: connects the worker's signals
+from designer.pipelines.launchers.member import run_member
 
 
-@shared_task(name="designer.run_node", ignore_result=True)
+@shared_task(name=RUN_NODE, ignore_result=True)
 def run_node(noderun_id: int) -> None:
     runs.dispatch(runs.execute_noderun(noderun_id))
 
 
-@shared_task(name="designer.launch_node", ignore_result=True)
+@shared_task(name=LAUNCH_NODE, ignore_result=True)
 def launch_node(launch_id: int) -> None:
     """One node (other than node 0) of a distributed job, sent to this worker's own queue."""
-    from designer.pipelines import gang
-
-    gang.run_member(launch_id)
+    run_member(launch_id)

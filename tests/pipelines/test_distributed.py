@@ -96,7 +96,7 @@ def test_two_nodes_of_one_process_run_on_two_workers_with_a_driver_log_per_rank(
     nr = run.nodes.get()
     assert run.status == "completed", nr.error
     launches = list(NodeLaunch.objects.filter(noderun=nr))
-    assert sorted(x.worker for x in launches) == sorted(w.hostname for w in workers)  # one worker = one node
+    assert sorted(x.worker.hostname for x in launches) == sorted(w.hostname for w in workers)  # one worker = one node
     assert all(x.status == "exited" and x.exit_code == 0 for x in launches)
     assert (Path(nr.outputs["out"]) / "world.txt").read_text() == "2"
     files = owner_client.get(f"/api/runs/{run.id}/nodes/toy/files").json()["logs"]

@@ -20,7 +20,7 @@ def _running_on_both(run):
         return launches.count() == 2 and all(x.status == "running" for x in launches) and len(leftover_processes(r)) >= 4
     wait_for_run(run.id, timeout=60, until=ready)
     time.sleep(2)  # the ranks are past their rendezvous and all-reducing
-    return {x.index: x.worker for x in NodeLaunch.objects.filter(noderun__run=run)}
+    return {x.index: x.worker.hostname for x in NodeLaunch.objects.filter(noderun__run=run).select_related("worker")}
 
 
 def _rank_on(run, worker) -> tuple[int, int]:

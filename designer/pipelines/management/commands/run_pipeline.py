@@ -7,9 +7,8 @@ from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError
 
-from designer.engine import graph
+from designer.engine import graph, statuses
 from designer.engine import scheduler as s
-from designer.engine import statuses
 from designer.pipelines import runs
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
@@ -47,7 +46,7 @@ class Command(BaseCommand):
             raise CommandError(f"{opts['file']} cannot run, {len(e.problems)} problem(s):\n{problems_text(e.problems)}")
         self.stdout.write(f"run {run.id}: {len(doc['nodes'])} node(s) submitted")
         run = self.follow(run, opts["timeout"])
-        failed = list(run.nodes.filter(status="failed"))
+        failed = list(run.nodes.filter(status=statuses.FAILED))
         self.stdout.write(f"run {run.id} {run.status}")
         if failed:
             for nr in failed:

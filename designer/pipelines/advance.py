@@ -1,0 +1,123 @@
+"""Moving a run forward: after every change, apply the scheduler's decisions (queue, reuse, not
+run) and finish the run when nothing is left.
+
+The decisions come from the plain-Python engine (scheduler, cache); this file stores them. It is
+safe to call from several workers at once: each transition is a conditional UPDATE that only one
+caller can win.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+
+from designer.engine import cache, paths
+from designer.engine import scheduler as s
+from designer.engine import statuses as st
+from designer.engine.executor import Event
+from designer.pipelines import events
+from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.models import NodeRun, Run
+from designer.pipelines.rungraph import run_graph
+
+REUSE_CANDIDATES = 5  # earlier completed nodes of the same key looked at (the newest first)
+
+
+def advance(run_id: int, changed: list[str] | None = None) -> list[int]:
+    """Apply the scheduler's decisions after the nodes `changed` changed (None: look at every
+    node); return the NodeRun ids newly queued, whose messages the outbox now owes.
+
+    Only the changed nodes' neighbourhood is read, so a finished node costs the same in a
+    5-node and a 5,000-node pipeline."""
+    queued: list[int] = []
+    with transaction.atomic():
+        run = Run.objects.select_for_update().defer("snapshot").get(pk=run_id)
+        if run.finished:
+            return []
+        g = run_graph(run)
+        changed = None if changed is None else list(changed)
+        while changed is None or changed:
+            nodes, frontier = _around(run_id, g, changed)
+            changed = _apply(run, g, nodes, s.next_steps(g, {k: nr.status for k, nr in nodes.items()}, frontier), queued)
+        _update_run(run)
+    return queued
+
+
+def _around(run_id: int, g: s.RunGraph, changed: list[str] | None) -> tuple[dict[str, NodeRun], list[str]]:
+    """The node runs the scheduler needs to look at after `changed` changed, and where to look."""
+    if changed is None:
+        return {nr.node_id: nr for nr in NodeRun.objects.filter(run_id=run_id).order_by()}, list(g.nodes)
+    status = dict(NodeRun.objects.filter(run_id=run_id, node_id__in=changed).order_by().values_list("node_id", "status"))
+    nodes = {nr.node_id: nr for nr in NodeRun.objects.filter(run_id=run_id, node_id__in=g.affected_by(changed, status)).order_by()}
+    return nodes, [c for node in changed for c in g.children[node]]
+
+
+def _apply(run: Run, g: s.RunGraph, nodes: dict[str, NodeRun], decision, queued: list[int]) -> list[str]:
+    """Store one decision; return the nodes that changed again (reused: done at once)."""
+    changed = []
+    now = timezone.now()
+    catalogue = get_catalogue()
+    for node_id in decision.not_run:
+        transition(nodes[node_id], st.PENDING, st.NOT_RUN, finished_at=now)
+    for node_id in decision.ready:
+        nr = nodes[node_id]
+        if _queue_or_reuse(run, g, catalogue, nr, nodes):
+            changed.append(node_id)
+        elif nr.status == st.QUEUED:
+            queued.append(nr.id)
+    return changed
+
+
+def _update_run(run: Run) -> None:
+    """The run started once a node left pending; it is over once no node is left to finish."""
+    of_run = NodeRun.objects.filter(run_id=run.pk).order_by()  # no ordering: no join with Run
+    if run.status == st.QUEUED and of_run.exclude(status=st.PENDING).exists():
+        run.status, run.started_at = st.RUNNING, timezone.now()
+        run.save(update_fields=["status", "started_at"])
+    if not of_run.filter(status__in=st.ACTIVE).exists():
+        statuses = of_run.exclude(status__in=st.SUCCEEDED).values_list("status", flat=True).distinct()
+        run.status, run.finished_at = s.outcome(statuses), timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+        events.record(run.pk, Event("run_finished", "", {"status": run.status}))
+
+
+def _queue_or_reuse(run: Run, g: s.RunGraph, catalogue, nr: NodeRun, nodes: dict[str, NodeRun]) -> bool:
+    """Reuse an earlier identical output (True), or queue the node with its message owed."""
+    node = g.nodes[nr.node_id]
+    module = catalogue.get(node["kind"])
+    inputs = {port: nodes[up].output_ids[out] for port, (up, out) in g.inputs[nr.node_id].items()}
+    run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})} if module.distributed else None
+    key = cache.cache_key(module.kind, module.version, module.resolved_params(node.get("parameters", {})), inputs, run_settings)
+    earlier = None if node.get("regenerate_output") else _reusable(run.owner_id, key)
+    now = timezone.now()
+    if earlier:
+        if transition(nr, st.PENDING, st.REUSED, cache_key=key, reused_from=earlier, outputs=earlier.outputs,
+                      output_ids=earlier.output_ids, queued_at=now, started_at=now, finished_at=now):
+            events.record(run.id, Event("node_reused", nr.node_id, {"from_run": earlier.run_id}))
+            return True
+        return False
+    transition(nr, st.PENDING, st.QUEUED, cache_key=key, queued_at=now, send_due_at=now, send_error="")
+    return False
+
+
+def transition(nr: NodeRun, old: str, new: str, **fields) -> bool:
+    """Move a NodeRun from `old` to `new` only if nobody else moved it first."""
+    won = NodeRun.objects.filter(pk=nr.pk, status=old).update(status=new, **fields) == 1
+    if won:
+        nr.status = new
+        for k, v in fields.items():
+            setattr(nr, k, v)
+    return won
+
+
+def _reusable(owner_id: int, key: str) -> NodeRun | None:
+    """An earlier completed node of this owner with this key whose outputs are all still there.
+    Only a completed node is reused: a cancelled or failed one never (its output may be partial)."""
+    candidates = NodeRun.objects.filter(cache_key=key, status=st.COMPLETED, run__owner_id=owner_id).order_by("-id")
+    for earlier in candidates[:REUSE_CANDIDATES]:
+        if not paths.is_safe_id(earlier.node_id):
+            continue  # a node of an old run named '..' wrote where it should not have: never reused
+        if all(Path(p).is_dir() for p in earlier.outputs.values()):
+            return earlier
+    return None

@@ -1,0 +1,86 @@
+"""Running one queued node, in a worker (the `run_node` task) or inline: claim it, hand its
+inputs to the engine's executor, store the outcome and move the run forward.
+
+Two commits per node: claiming it, then its outcome, its events and what becomes ready. While it
+runs, its heartbeat (node_heartbeat.py) proves the worker alive and notices a cancel request,
+which the module reads at its safe points; a distributed module's processes are started and
+ended by launchers/distributed.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+
+from designer.engine import cache, executor
+from designer.engine import statuses as st
+from designer.pipelines import artifacts, events, routing, workers
+from designer.pipelines.advance import advance, transition
+from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.launchers.distributed import launcher_for
+from designer.pipelines.models import NodeRun
+from designer.pipelines.node_heartbeat import NodeHeartbeat
+from designer.pipelines.rungraph import run_graph
+
+CANCELLED_TEXT = "Cancelled by the user."
+
+
+def execute_noderun(noderun_id: int) -> list[int]:
+    """Run one queued node; return the NodeRun ids that can start next."""
+    nr = NodeRun.objects.select_related("run").defer("run__snapshot").filter(pk=noderun_id).first()
+    if nr is None:
+        return []  # its run was deleted while the task waited in the queue
+    module = get_catalogue().get(nr.kind)
+    if module.distributed and nr.status == st.QUEUED and routing.forward_if_unfit(nr, workers.current_name()):
+        return []  # this worker cannot be its node 0: handed on to one that can
+    now = timezone.now()
+    if not transition(nr, st.QUEUED, st.RUNNING, started_at=now, heartbeat_at=now, worker=workers.current(),
+                      send_due_at=None):
+        return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
+    node = run_graph(nr.run).nodes[nr.node_id]
+    buffer = events.Buffer(nr.run_id)
+    launcher = launcher_for(nr.pk) if module.distributed else None
+    outputs, error = None, None
+    with NodeHeartbeat(nr.pk, nr.run_id, buffer) as beat:
+        try:
+            outputs = executor.execute(module, node, _inputs(nr), artifacts.node_dir(nr.run_id, nr.node_id),
+                                       buffer.add, beat.cancelled, launcher)
+        except BaseException as e:  # the module's own error, a Cancelled, or the worker's shutdown
+            error = e
+    if error is not None:
+        return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancelled())
+    return _completed(nr, buffer, outputs)
+
+
+def _inputs(nr: NodeRun) -> dict[str, executor.InputArtifact]:
+    """What the node's input ports receive: the directories its parents wrote, with their meta."""
+    g = run_graph(nr.run)
+    upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=nr.run_id, node_id__in=g.parents[nr.node_id]).order_by()}
+    inputs = {}
+    for port, (up, out) in g.inputs[nr.node_id].items():
+        path = Path(upstream[up].outputs[out])
+        meta = executor.read_meta(path)
+        inputs[port] = executor.InputArtifact(path, meta.get("type", ""), meta)
+    return inputs
+
+
+def _failed(nr: NodeRun, buffer: events.Buffer, error: BaseException, cancelled: bool) -> list[int]:
+    text = CANCELLED_TEXT if cancelled else executor.error_text(error)
+    with transaction.atomic():
+        transition(nr, st.RUNNING, st.CANCELLED if cancelled else st.FAILED, error=text, finished_at=timezone.now())
+        buffer.add(executor.Event("node_cancelled" if cancelled else "node_failed", nr.node_id, {"error": text}))
+        buffer.flush()
+        ready = advance(nr.run_id, [nr.node_id])
+    if isinstance(error, (KeyboardInterrupt, SystemExit)) and not cancelled:
+        raise error
+    return ready
+
+
+def _completed(nr: NodeRun, buffer: events.Buffer, outputs: dict[str, str]) -> list[int]:
+    ids = {port: cache.output_identity(nr.cache_key, nr.pk, port) for port in outputs}
+    with transaction.atomic():
+        if transition(nr, st.RUNNING, st.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now()):
+            buffer.add(executor.Event("node_finished", nr.node_id, {"duration": nr.duration}))
+        buffer.flush()
+        return advance(nr.run_id, [nr.node_id])

@@ -1,0 +1,31 @@
+"""What each node of a distributed job runs: its torchrun command (c10d rendezvous hosted at
+node 0) and environment, stored in its NodeLaunch row for the worker that starts it."""
+from __future__ import annotations
+
+from django.conf import settings
+
+from designer.pipelines.launchers.gang import Gang
+from designer.pipelines.models import Worker
+from training import launch
+
+
+def uses_gpus(job, nodes: list[Worker]) -> bool:
+    """NCCL on GPUs when the module offers a GPU variant and every node has a GPU; else Gloo."""
+    return job.gpu_argv is not None and all(w.gpus for w in nodes)
+
+
+def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -> dict:
+    """The spec of node `index`: {command, env, mpi_log, prefix} (launch.NodeProcess's arguments)."""
+    node = nodes[index]
+    gpu = uses_gpus(job, nodes)
+    command = launch.torchrun_command(
+        job.module, [*job.argv, *(job.gpu_argv if gpu else [])], gang.n, gang.p, endpoint, gang.rendezvous_id,
+        is_host=index == 0, local_addr=node.address or node.hostname,
+        join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30)
+    env = launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p))
+    return {"command": command, "env": env, "mpi_log": str(gang.mpi_log), "prefix": f"node {index} ({node.hostname})"}
+
+
+def process_of(spec: dict) -> launch.NodeProcess:
+    """Start the torchrun of a spec."""
+    return launch.NodeProcess(spec["command"], spec["env"], spec["mpi_log"], spec["prefix"])

@@ -1,0 +1,54 @@
+"""While a node runs: prove that its worker is alive, store its buffered events, and notice a
+cancel request.
+
+Noticing is all it does about a cancel: it sets a flag that the module reads at its safe points
+(`ctx.check_cancelled()`), and that a distributed node's launcher reads to end its processes.
+Nothing is injected into the module's thread, so a cancel never lands inside a `finally` or a
+file write.
+"""
+from __future__ import annotations
+
+import threading
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from designer.engine import statuses as st
+from designer.pipelines import events
+from designer.pipelines.models import NodeRun, Run
+
+
+class NodeHeartbeat(threading.Thread):
+    """`with NodeHeartbeat(...) as beat:` around a node's work; `beat.cancelled()` says whether
+    the user asked to cancel the run."""
+
+    def __init__(self, noderun_id: int, run_id: int, buffer: events.Buffer):
+        super().__init__(daemon=True, name=f"heartbeat-{noderun_id}")
+        self.noderun_id, self.run_id, self.buffer = noderun_id, run_id, buffer
+        self.stopped = threading.Event()
+        self.cancel_seen = threading.Event()
+
+    def cancelled(self) -> bool:
+        return self.cancel_seen.is_set()
+
+    def __enter__(self) -> NodeHeartbeat:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        self.join()
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(settings.HEARTBEAT_SECONDS):
+                self.beat()
+        finally:
+            connection.close()
+
+    def beat(self) -> None:
+        self.buffer.flush()
+        NodeRun.objects.filter(pk=self.noderun_id, status=st.RUNNING).update(heartbeat_at=timezone.now())
+        if not self.cancel_seen.is_set() and Run.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+            self.cancel_seen.set()

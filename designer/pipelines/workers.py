@@ -1,0 +1,88 @@
+"""The workers: which are alive, which is this one, which are busy, and reserving one for a node
+of a distributed job (one worker = one node; a conditional UPDATE of `Worker.reserved_by`, so
+two jobs never share one). Their rows are written by their heartbeat (heartbeat.py)."""
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+
+from celery import current_task
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from designer.engine import statuses as st
+from designer.pipelines.models import NodeRun, Worker
+
+INLINE = "inline"  # the name of "this process" when it is no Celery worker (run_pipeline --inline)
+
+
+def live_workers():
+    """Workers that sent a heartbeat lately and did not shut down."""
+    since = timezone.now() - timedelta(seconds=settings.LOST_AFTER_SECONDS)
+    return Worker.objects.filter(last_seen__gte=since, stopped_at__isnull=True)
+
+
+def free_slots() -> int:
+    """Task slots of the live workers minus the nodes running now."""
+    slots = sum(live_workers().values_list("concurrency", flat=True))
+    return slots - NodeRun.objects.filter(status=st.RUNNING).count()
+
+
+def current_name() -> str:
+    """The Celery name of the worker running this task, or INLINE outside any task."""
+    try:
+        name = current_task and current_task.request.hostname
+    except Exception:  # no task context at all
+        name = None
+    return name or INLINE
+
+
+def current() -> Worker | None:
+    """This worker's row (None inline, or before its first heartbeat)."""
+    return Worker.objects.filter(hostname=current_name()).first()
+
+
+def this_process() -> Worker:
+    """This worker's row, or an unsaved one describing this process from the settings."""
+    return current() or Worker(hostname=current_name(), address=settings.WORKER_ADDRESS, cpus=settings.WORKER_CPUS,
+                               gpus=0, machine=socket.gethostname())
+
+
+def running_node_on(worker_ref=OuterRef("pk")):
+    """A subquery: does the worker run a node now (for annotate / filter)?"""
+    return Exists(NodeRun.objects.filter(status=st.RUNNING, worker=worker_ref))
+
+
+def is_busy():
+    """A Q over Worker: running a node, or reserved by a distributed node that runs."""
+    return running_node_on() | Q(reserved_by__status=st.RUNNING)
+
+
+def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str) -> None:
+    """The worker `hostname` is alive and offers this (its row created, refreshed or revived)."""
+    Worker.objects.update_or_create(hostname=hostname, defaults={
+        "cpus": cpus, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now(), "address": address,
+        "machine": socket.gethostname(), "stopped_at": None})
+
+
+def stopped(hostname: str) -> None:
+    """The worker shut down: no longer live, but its row stays for the nodes that name it."""
+    Worker.objects.filter(hostname=hostname).update(stopped_at=timezone.now(), reserved_by=None)
+
+
+# ---------------------------------------------------------------- reservation
+
+
+def void_stale_reservations() -> None:
+    """Reservations by nodes that no longer run (their worker died mid-job) are void."""
+    Worker.objects.filter(reserved_by__isnull=False).exclude(reserved_by__status=st.RUNNING).update(reserved_by=None)
+
+
+def reserve(worker: Worker, noderun: NodeRun) -> bool:
+    """Take `worker` for one node of `noderun`'s job, unless another job holds it."""
+    return bool(worker.pk) and Worker.objects.filter(pk=worker.pk, reserved_by__isnull=True).update(reserved_by=noderun) == 1
+
+
+def release(noderun: NodeRun) -> None:
+    Worker.objects.filter(reserved_by=noderun).update(reserved_by=None)
