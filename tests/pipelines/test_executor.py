@@ -31,7 +31,7 @@ def test_a_chain_runs_on_a_worker(shared_worker, users):
     run = wait_for_run(runs.submit(users["owner"], chain(5)).id)
     assert run.status == "completed" and set(statuses(run).values()) == {"completed"}
     assert value(run, "n4") == 5
-    assert run.nodes.get(node_id="n2").worker.endswith(shared_worker.hostname)
+    assert run.nodes.get(node_id="n2").worker.hostname.endswith(shared_worker.hostname)
     # ARTIFACT_ROOT/<run id>/<node>/<port>/, with _meta.yaml naming the port type, and logs/ beside it
     node_dir = Path(settings.ARTIFACT_ROOT) / str(run.id) / "n4"
     assert Path(run.nodes.get(node_id="n4").outputs["out"]) == node_dir / "out"
