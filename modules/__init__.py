@@ -1,1 +1,1 @@
-"""Module types of Pipeline Designer: one file per module type; see base.py for the declarations."""
+"""Module types of Pipeline Designer: one file per module type; what they declare and receive is in sdk/."""

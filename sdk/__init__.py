@@ -1,6 +1,11 @@
 """The module SDK: everything a module author reads, and nothing else of the project.
 
-Declarations (port types, ports, parameter types, errors), the context a module receives, and
-the on-disk format of each port type with its one reader and one writer. It imports nothing of
-the project, neither Django nor torch: modules, training, the engine and the web app import it.
+    sdk/declarations.py   Module, Port, the port types, the parameter types (Int, Float, Bool, Choice, Text)
+    sdk/errors.py         ModuleError and the named errors a module raises; Cancelled
+    sdk/context.py        the Context a module's run(ctx, **inputs) receives, InputArtifact, DistributedJob
+    sdk/formats/          the on-disk format of each port type, with its one reader and one writer
+    sdk/layout.py         the names of the files the engine leaves in a node's folder (meta, logs)
+
+It imports nothing of the project, neither Django nor torch: modules, training, the engine and
+the web app import it.
 """
