@@ -4,6 +4,11 @@ Layout of a node's artifacts: `<node_dir>/<output port>/` per output (each with 
 naming the port type) and `<node_dir>/logs/<log file>`, every path from paths.py (which checks
 that it stays in the node's folder). The executor reports what happens as events through `emit`;
 it never talks to a database, a socket or Celery.
+
+Cancel is cooperative: `cancelled()` is asked whenever the module calls ctx.check_cancelled() at
+one of its safe points (between files, images, batches, steps), which raises Cancelled there. A
+node that fails or is cancelled leaves no output folder behind (its log stays), so that nothing
+half-written is ever read or reused.
 """
 from __future__ import annotations
 
