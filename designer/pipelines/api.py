@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
 from designer.engine import graph, logstore, paths
-from designer.pipelines import drafts, events, outbox, runs
+from designer.pipelines import artifacts, drafts, events, outbox, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun, Pipeline, Run
@@ -160,13 +160,13 @@ def run_json(run: Run, with_nodes=True) -> dict:
          "finished_at": run.finished_at and run.finished_at.isoformat(),
          "duration": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None}
     if with_nodes:
-        d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.all()}
+        d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}
         d["message"] = runs.waiting_message(run)
     return d
 
 
 def node_json(nr: NodeRun) -> dict:
-    return {"status": nr.status, "kind": nr.kind, "error": nr.error, "worker": nr.worker,
+    return {"status": nr.status, "kind": nr.kind, "error": nr.error, "worker": nr.worker_label,
             "queued_at": nr.queued_at and nr.queued_at.isoformat(),
             "started_at": nr.started_at and nr.started_at.isoformat(),
             "finished_at": nr.finished_at and nr.finished_at.isoformat(),
@@ -234,14 +234,14 @@ def _int(raw, default: int) -> int:
 
 def _logs_dir(nr: NodeRun) -> Path:
     source = nr.reused_from or nr  # a reused node shows the log of the run that made its outputs
-    return paths.logs_dir(_checked(runs.node_dir, source.run_id, source.node_id))
+    return _checked(artifacts.logs_dir, source.run_id, source.node_id)
 
 
 def output_dir(nr: NodeRun, port: str) -> Path:
     """Where the output `port` of a node is stored, if it is inside the artifact store and the
     node that made it has an id that names a folder of its run (an old run may hold `..`)."""
     source = nr.reused_from or nr
-    _checked(runs.node_dir, source.run_id, source.node_id)
+    _checked(artifacts.node_dir, source.run_id, source.node_id)
     return _checked(paths.inside, settings.ARTIFACT_ROOT, nr.outputs[port])
 
 
