@@ -41,8 +41,11 @@ function registerShapes() {
   }, true);
 }
 
-/** The graph and its plugins. refuse(edge) answers why a new link may not be made ('' if it may). */
-function makeGraph(container, refuse, onRefusal) {
+/**
+ * The graph and its plugins. refuse(edge) answers why a new link may not be made ('' if it may);
+ * `drawing` gets each link the user starts to draw (it is in the graph before it is made).
+ */
+function makeGraph(container, refuse, onRefusal, drawing) {
   const graph = new X6.Graph({
     container,
     autoResize: true,
@@ -58,7 +61,7 @@ function makeGraph(container, refuse, onRefusal) {
       allowBlank: false, allowLoop: false, allowNode: false, allowEdge: false, allowMulti: 'withPort',
       highlight: true,
       snap: { radius: 24 },
-      createEdge() { return this.createEdge({ shape: LINK_SHAPE }); },
+      createEdge() { const edge = this.createEdge({ shape: LINK_SHAPE }); drawing.add(edge); return edge; },
       validateMagnet({ magnet }) { return (magnet.getAttribute('port') || '').startsWith('out:'); },
       validateConnection({ targetPort, sourcePort, sourceCell, targetCell }) {
         return !!targetPort && targetPort.startsWith('in:') && !!sourcePort && sourcePort.startsWith('out:') && sourceCell !== targetCell;
@@ -116,15 +119,19 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
     const nodes = new Map(ends.map((n) => [n.id, { id: n.id, kind: n.getData().kind }]));
     return refusal(catalogue.modules, nodes, canvas.links(), link);
   };
-  const parts = makeGraph(container, refuse, onRefusal);
+  // A link being drawn is not part of the pipeline until it is made: an autosave that lands
+  // mid-drag must not store it (it may yet be refused, or dropped on the blank canvas)
+  const drawing = new WeakSet();
+  const parts = makeGraph(container, refuse, onRefusal, drawing);
   const { graph, history } = parts;
+  graph.on('edge:connected', ({ edge }) => drawing.delete(edge));
   const canvas = {
     ...parts,
     container,
     /** X6 node metadata of a node's JSON. */
     meta: (doc, pos, links = []) => nodeMeta(doc, pos, links, catalogue),
     doc: (node) => nodeDoc(node.id, node.getData()),
-    edges: () => graph.getEdges().map(edgeEnds),
+    edges: () => graph.getEdges().filter((e) => !drawing.has(e)).map(edgeEnds),
     links: () => canvas.edges().map(linkOf).filter(Boolean),
     toDraft: () => toDraft(extra, graph.getNodes().map((n) => ({ id: n.id, data: n.getData(), position: n.getPosition() })), canvas.edges()),
     /** Draw a draft; nodes it has no place for are laid out by dagre. Not an undoable change. */
