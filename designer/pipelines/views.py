@@ -1,6 +1,7 @@
 """Pages: the pipelines list and the designer. One view serves the full page or, for htmx, the
-fragment it replaces. The designer's canvas is static/js/designer.js; its right pane (a node's
-parameters) is rendered here from the module declaration."""
+fragment it replaces. The designer's script is the ES modules of static/js/ (main.js wires them);
+its right pane (a node's parameters) is rendered here from the module declaration. What a page
+changes of a pipeline, it changes through drafts.py, as the API does."""
 from __future__ import annotations
 
 import json
