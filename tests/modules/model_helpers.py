@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from designer.engine import executor
-from designer.engine.executor import InputArtifact
+from sdk.context import InputArtifact
+from sdk.formats.meta import artifact
 
 
 def run(module, node_dir: Path, params: dict | None = None, **inputs) -> tuple[dict[str, InputArtifact], list]:
@@ -15,11 +16,6 @@ def run(module, node_dir: Path, params: dict | None = None, **inputs) -> tuple[d
     outputs = executor.execute(module, {"id": node_dir.name, "kind": module.kind, "parameters": params or {}},
                                inputs, node_dir, events.append)
     return {port: artifact(path) for port, path in outputs.items()}, events
-
-
-def artifact(path) -> InputArtifact:
-    meta = executor.read_meta(Path(path))
-    return InputArtifact(Path(path), meta.get("type", ""), meta)
 
 
 def metrics(events) -> list[tuple[str, float, int]]:

@@ -4,18 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from designer.engine import executor
-
-
-def artifact(path) -> executor.InputArtifact:
-    """An input as the engine hands it over: the directory, its type and meta from _meta.yaml."""
-    path = Path(path)
-    meta = executor.read_meta(path) if path.is_dir() else {}
-    return executor.InputArtifact(path, meta.get("type", ""), meta)
+from sdk.context import InputArtifact
+from sdk.formats.meta import artifact
 
 
 def run_module(module, node_dir, params=None, events=None, **inputs) -> dict[str, Path]:
     """{output port: directory}. Inputs: port name=path (read as an artifact) or an InputArtifact."""
-    inputs = {k: v if isinstance(v, executor.InputArtifact) else artifact(v) for k, v in inputs.items()}
+    inputs = {k: v if isinstance(v, InputArtifact) else artifact(v) for k, v in inputs.items()}
     node = {"id": Path(node_dir).name, "kind": module.kind, "parameters": params or {}}
     out = executor.execute(module, node, inputs, Path(node_dir), (events if events is not None else []).append)
     return {k: Path(v) for k, v in out.items()}

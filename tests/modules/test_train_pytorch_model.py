@@ -4,8 +4,9 @@ import pytest
 import torch
 import yaml
 
+from designer.engine import executor
 from modules.train_pytorch_model import TrainPyTorchModel
-from sdk.errors import InvalidDatasetError, InvalidModelDirectoryError, NotInRangeValueError, NotLabeledDatasetError
+from sdk.errors import Cancelled, InvalidDatasetError, InvalidModelDirectoryError, NotInRangeValueError, NotLabeledDatasetError
 from sdk.formats import model as model_format
 from sdk.formats.image_directory import read_path
 from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
@@ -238,3 +239,17 @@ def test_another_random_seed_gives_other_metrics(tmp_path, inputs):
 
     one, two = figures(1), figures(2)
     assert one["training_loss"] != two["training_loss"] and one["validation_loss"] != two["validation_loss"]
+
+
+def test_a_cancel_stops_the_training_at_the_end_of_a_step_and_leaves_no_model(tmp_path, inputs):
+    events = []
+
+    def cancelled() -> bool:  # the user presses Cancel once the first epoch is reported
+        return any(e.type == "metric" and e.data["name"] == "validation_loss" for e in events)
+
+    node = {"id": "train", "kind": TrainPyTorchModel.kind, "parameters": {**FAST, "epochs": 5}}
+    with pytest.raises(Cancelled):
+        executor.execute(TrainPyTorchModel, node, inputs, tmp_path / "train", events.append, cancelled)
+    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    assert "Epoch 1:" in log and "Epoch 2:" not in log and "cancelled by the user" in log
+    assert not (tmp_path / "train" / "trained_model").exists()
