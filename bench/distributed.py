@@ -169,9 +169,9 @@ def _designer_round(user, dataset: int) -> dict:
 def _plain_round(prepared, out: Path, threads: int) -> dict:
     nodes = {n.node_id: n for n in prepared.nodes.all()}
     train = next(n for n in _pipeline(0)["nodes"] if n["id"] == "train")["parameters"]
-    from training.train import argv_for
+    from modules.train_pytorch_model import training_argv
 
-    argv = argv_for(nodes["resnet"].outputs["untrained_model"], nodes["apply_train"].outputs["transformed_image_directory"],
+    argv = training_argv(nodes["resnet"].outputs["untrained_model"], nodes["apply_train"].outputs["transformed_image_directory"],
                     nodes["apply_val"].outputs["transformed_image_directory"], out, train)
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(NODES * PROCESSES),
                "-m", "training.train", *argv]

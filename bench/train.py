@@ -192,11 +192,12 @@ def plain_run(data: Path) -> dict:
     import torch
     import torchvision
 
-    from modules import _transforms
-    from training.data import IMAGENET_NORMALIZE, ImageDirDataset, read_image_dir
+    from sdk.formats.image_directory import read_path
+    from training.data import IMAGENET_NORMALIZE, ImageDirDataset
+    from training.transforms import build_transform
 
-    image_dir = read_image_dir(Path((data / "train_dir.txt").read_text()))
-    transform = _transforms.build_transform(image_dir.transforms, None, IMAGENET_NORMALIZE)
+    image_dir = read_path(Path((data / "train_dir.txt").read_text()))
+    transform = build_transform(image_dir.transforms, None, IMAGENET_NORMALIZE)
     dataset = ImageDirDataset(image_dir, image_dir.classes, transform)
     torch.manual_seed(1)
     model = torchvision.models.resnet18(num_classes=len(image_dir.classes))

@@ -1,6 +1,6 @@
 """Visualize: an ImageDirectory (thumbnails, class counts), a ScoredDataset (table, wrong
 predictions only), EvaluationResults (metrics and confusion matrix), in the format the image
-modules write (modules/_imagedir.py, score_image_model.py, evaluate_model.py)."""
+modules write (sdk/formats/: image_directory.py, scored_dataset.py, evaluation.py)."""
 import base64
 import json
 
