@@ -1,7 +1,7 @@
 """Reliable dispatch of nodes to the workers: a transactional outbox kept on the NodeRun rows.
 
 A node's message is fully described by its NodeRun id (`run_node(id)`, routed by routing.route_for),
-so the row itself is the outbox record: `runs.advance()` sets `send_due_at` in the same UPDATE
+so the row itself is the outbox record: `advance.advance()` sets `send_due_at` in the same UPDATE
 that moves the node to queued. Nothing can be queued without a message being owed, and nothing
 is owed for a node that is not queued (cancelled, or already picked up).
 

@@ -56,7 +56,7 @@ def running_node_on(worker_ref=OuterRef("pk")):
 
 def is_busy():
     """A Q over Worker: running a node, or reserved by a distributed node that runs."""
-    return running_node_on() | Q(reserved_by__status=st.RUNNING)
+    return running_node_on() | Q(reserved_by__isnull=False, reserved_by__status=st.RUNNING)  # never NULL
 
 
 def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str) -> None:

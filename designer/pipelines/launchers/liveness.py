@@ -23,7 +23,7 @@ def node_health(step: base.Step) -> base.Health:
         return base.DONE
     if nr.status != st.RUNNING or nr.heartbeat_at is None or nr.heartbeat_at >= lost_limit():
         return base.RUNNING  # queued (waiting for a worker), or alive
-    who = nr.worker_label or "running it inline"
+    who = nr.worker_label or "that ran it inline (run_pipeline --inline)"
     text = (f"WorkerLostError: the worker {who} stopped responding while running this node "
             f"(no heartbeat since {nr.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC): it was killed or lost.")
     return base.Health(False, text + explain.lost_with_worker(nr))
