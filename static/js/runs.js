@@ -5,7 +5,7 @@ import { api, errorOf, paths } from './api.js';
 import { SILENT } from './canvas.js';
 import { duration, nodeStatusText, runSummary } from './format.js';
 import { banner } from './messages.js';
-import { addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
+import { EVENTS, addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
 import { watchRun } from './socket.js';
 
 /**
@@ -60,13 +60,13 @@ export function runsView(canvas, book, pipelineId, { settle, problems, hooks }) 
       // a node that ends lets the next ones be queued, and queueing sends no event: ask
       if (book.forEvent(ev.type) !== book.running) refreshSoon();
       hooks.node(ev.node);
-    } else if (ev.type === 'metric') {
+    } else if (ev.type === EVENTS.metric) {
       addMetric(metrics, ev);
       hooks.metric(ev.node);
-    } else if (ev.type === 'run_finished') {
+    } else if (ev.type === EVENTS.runFinished) {
       refresh().then(() => { list(); hooks.tabs(); });
       socket.close();
-    } else if (ev.type === 'run_cancel_requested') {
+    } else if (ev.type === EVENTS.cancelRequested) {
       showBanner('cancelling…');
     }
   }

@@ -1,6 +1,9 @@
 /* A run as the page knows it (pure): the server's answers merged with the socket's events, and
  * the metric series the events carry. */
 
+/** The socket's event types besides the node ones (those are in the server's `event_status`). */
+export const EVENTS = { metric: 'metric', runFinished: 'run_finished', cancelRequested: 'run_cancel_requested' };
+
 /** A run before the server answered about it. */
 export const unknownRun = (id, book) => ({ id, nodes: {}, status: book.newRun });
 

@@ -2,9 +2,9 @@
  * comes back (the server keeps every event: storage is the truth). */
 import { paths } from './api.js';
 import { banner } from './messages.js';
+import { EVENTS } from './runstate.js';
 
 const GONE = 4404; // the server's close code: not the user's run, or no such run
-const RUN_FINISHED = 'run_finished';
 
 /**
  * Watch run `runId`: onEvent(event) for each event; onReopened() once a lost connection is back;
@@ -28,7 +28,7 @@ export function watchRun(runId, { onEvent, onReopened, isOver }) {
     ws.onmessage = (m) => {
       const ev = JSON.parse(m.data);
       lastEventId = Math.max(lastEventId, ev.id);
-      if (ev.type === RUN_FINISHED) sawFinish = true;
+      if (ev.type === EVENTS.runFinished) sawFinish = true;
       onEvent(ev);
     };
     ws.onclose = (e) => {
