@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from designer.engine.graph import topological_order, upstream_of
-
 from designer.engine.statuses import (  # noqa: F401 - the scheduler's vocabulary, used as s.QUEUED...
     BLOCKING,
     CANCELLED,
