@@ -96,7 +96,7 @@ def test_collectstatic_gathers_the_page_scripts_only_from_node_modules(tmp_path)
     r = manage("collectstatic", "--noinput", STATIC_ROOT=str(tmp_path / "static"), **PRODUCTION)
     assert r.returncode == 0, r.stderr
     collected = tmp_path / "static"
-    for script in ("js/designer.js", "vendor/htmx.org/dist/htmx.min.js", "vendor/@antv/x6/dist/x6.min.js",
+    for script in ("js/main.js", "vendor/htmx.org/dist/htmx.min.js", "vendor/@antv/x6/dist/x6.min.js",
                    "vendor/@dagrejs/dagre/dist/dagre.min.js", "vendor/chart.js/dist/chart.umd.min.js"):
         assert (collected / script).is_file() and (collected / (script + ".gz")).is_file(), script
     vendor = [p for p in (collected / "vendor").rglob("*") if p.is_file() and not p.name.endswith(".gz")]
