@@ -1,5 +1,5 @@
 /* The rules a new link must keep (pure), as the server applies them (designer/engine/graph.py,
- * modules/base.py `compatible`): an output feeds an input of its type or an AnyDirectory input,
+ * sdk/declarations.py `compatible`): an output feeds an input of its type or an AnyDirectory input,
  * an input is fed once, and the links make no cycle. The server stays the judge: every save
  * answers with the pipeline's problems; these rules refuse a link before it is drawn. */
 import { IN, OUT } from './document.js';
