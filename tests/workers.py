@@ -5,6 +5,7 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +27,7 @@ class CeleryWorker:
         self.name = name
         self.hostname = f"{name}@{socket.gethostname()}"
         self.log_path = Path(log_dir) / f"worker-{name}.log"
+        self.started_at = datetime.now(UTC)
         env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
@@ -40,7 +42,8 @@ class CeleryWorker:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker {self.name} exited: {self.log()}")
-            if Worker.objects.filter(hostname=self.hostname).exists():
+            # its own heartbeat: a row of an earlier worker of this name stays, marked stopped
+            if Worker.objects.filter(hostname=self.hostname, stopped_at__isnull=True, last_seen__gte=self.started_at).exists():
                 return self
             time.sleep(0.2)
         raise TimeoutError(f"worker {self.name} not ready after {timeout} s: {self.log()}")

@@ -48,7 +48,7 @@ def two_workers(django_db_setup, django_db_blocker):
 def workers(two_workers, transactional_db):
     """Both workers registered (a test's database flush removes their rows until the next beat)."""
     deadline = time.monotonic() + 10
-    while Worker.objects.filter(hostname__in=[w.hostname for w in two_workers]).count() < 2:
+    while Worker.objects.filter(hostname__in=[w.hostname for w in two_workers], stopped_at__isnull=True).count() < 2:
         assert time.monotonic() < deadline, "the workers did not register"
         time.sleep(0.1)
     return two_workers
