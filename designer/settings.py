@@ -256,7 +256,7 @@ def env_ports(name: str, default: str) -> list[int]:
     return ports
 
 
-# distributed training (designer/pipelines/gang.py): the address other workers reach this worker
+# distributed training (designer/pipelines/launchers/distributed.py): the address other workers reach this worker
 # at (its host name by default), the rendezvous port(s) tried at the node-0 worker, and
 # how long the other workers of a job have to start their part before the node fails
 WORKER_ADDRESS = env_str("WORKER_ADDRESS", "") or socket.gethostname()
