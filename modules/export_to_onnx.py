@@ -1,12 +1,10 @@
-import json
 import warnings
 
 from sdk.declarations import ModelDirectory, Module, OnnxModel, Port
 from sdk.errors import ModuleError
+from sdk.formats import onnx_model
 from sdk.formats import transformation as recipes
 
-ONNX_FILE = "model.onnx"
-PREPROCESSING_FILE = "preprocessing.json"
 OPSET = 17
 TOLERANCE = 1e-4
 
@@ -32,25 +30,20 @@ class ExportToOnnx(Module):
         ctx.check_cancelled()
         torch.manual_seed(0)
         example = torch.rand(2, 3, height, width)
-        out = ctx.output_dir("onnx_model")
-        path = out / ONNX_FILE
+        path = onnx_model.model_path(ctx, "onnx_model")
         # The TorchScript-based exporter: the torch.export-based one needs onnxscript, which we do
         # not install; it exports these convolutional networks exactly (checked below). Its own
         # deprecation notices (about itself and the helpers it uses) are silenced for this call only.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             torch.onnx.export(model, (example,), str(path), dynamo=False, opset_version=OPSET,
-                              input_names=["image"], output_names=["logits"],
-                              dynamic_axes={"image": {0: "batch", 2: "height", 3: "width"}, "logits": {0: "batch"}})
+                              input_names=[onnx_model.INPUT_NAME], output_names=[onnx_model.OUTPUT_NAME],
+                              dynamic_axes={onnx_model.INPUT_NAME: {0: "batch", 2: "height", 3: "width"},
+                                            onnx_model.OUTPUT_NAME: {0: "batch"}})
         difference = check_against_torch(model, path, example)
-        ctx.log(f"exported {info['model_name']} to {ONNX_FILE} (opset {OPSET}, input 'image' N x 3 x H x W, "
+        ctx.log(f"exported {info['model_name']} to {path.name} (opset {OPSET}, input 'image' N x 3 x H x W, "
                 f"example {height}x{width}); largest difference from PyTorch {difference:.2e}")
-        preprocessing = {"classes": info["classes"], "transforms": info.get("transforms"),
-                         "normalize": info.get("normalize"), "input": "image", "output": "logits",
-                         "example_size": [height, width]}
-        (out / PREPROCESSING_FILE).write_text(json.dumps(preprocessing, indent=1))
-        ctx.set_meta("onnx_model", file=ONNX_FILE, classes=info["classes"], model_name=info["model_name"],
-                     opset=OPSET)
+        onnx_model.write(ctx, "onnx_model", info, (height, width), OPSET)
 
 
 def check_against_torch(model, path, images) -> float:
@@ -62,7 +55,7 @@ def check_against_torch(model, path, images) -> float:
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     with torch.inference_mode():
         expected = model(images).numpy()
-    got = session.run(None, {"image": images.numpy()})[0]
+    got = session.run(None, {onnx_model.INPUT_NAME: images.numpy()})[0]
     difference = float(np.abs(expected - got).max())
     # float32 keeps about 7 digits: the tolerance scales with the size of the outputs
     tolerance = TOLERANCE * max(1.0, float(np.abs(expected).max()))

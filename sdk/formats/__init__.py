@@ -9,6 +9,7 @@ files of that type:
     model.py               ModelDirectory            model.yaml + model.pt
     scored_dataset.py      ScoredDataset             scored.parquet + scored.csv
     evaluation.py          EvaluationResults         evaluation.json + per-class and confusion tables
+    onnx_model.py          OnnxModel                 model.onnx + preprocessing.json
     metrics.py             the metrics file a training process appends to
 
 A reader takes the `InputArtifact` a module receives (with the module's label and the port's

@@ -11,6 +11,7 @@ from modules.export_to_onnx import ExportToOnnx
 from modules.score_image_model import ScoreImageModel
 from modules.train_pytorch_model import TrainPyTorchModel
 from sdk.errors import InvalidDatasetError, InvalidModelDirectoryError, NotLabeledDatasetError
+from sdk.formats import onnx_model as onnx_format
 from sdk.formats.image_directory import read_path
 from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
     artifact,
@@ -118,10 +119,10 @@ def test_onnx_export_matches_pytorch_on_the_validation_images(tmp_path, trained)
     onnx_model = out["onnx_model"]
     assert onnx_model.type == "OnnxModel" and onnx_model.meta["classes"] == [str(d) for d in range(10)]
     model, info = models.load_trained(model_dir, "test")
-    preprocessing = json.loads((onnx_model.path / "preprocessing.json").read_text())
+    preprocessing = json.loads((onnx_model.path / onnx_format.PREPROCESSING_FILE).read_text())
     transform = build_transform(preprocessing["transforms"], None, tuple(map(tuple, preprocessing["normalize"])))
     images = torch.stack([x for x, _ in ImageDirDataset(read_path(val.path), info["classes"], transform)])
-    session = onnxruntime.InferenceSession(str(onnx_model.path / "model.onnx"), providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(str(onnx_model.path / onnx_format.ONNX_FILE), providers=["CPUExecutionProvider"])
     got = session.run(None, {"image": images.numpy()})[0]
     with torch.inference_mode():
         expected = model(images).numpy()

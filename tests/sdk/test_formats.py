@@ -4,7 +4,17 @@ import numpy as np
 import pytest
 
 from sdk.errors import InvalidDatasetError, InvalidModelDirectoryError, InvalidTransformationDirectoryError
-from sdk.formats import evaluation, image_directory, meta, metrics, model, scored_dataset, transformation, untrained_model
+from sdk.formats import (
+    evaluation,
+    image_directory,
+    meta,
+    metrics,
+    model,
+    onnx_model,
+    scored_dataset,
+    transformation,
+    untrained_model,
+)
 from tests.sdk.helpers import FakeContext, other
 
 
@@ -124,3 +134,21 @@ def test_metrics_round_trip(tmp_path):
     metrics.append(path, "loss", 0.5, 1)
     metrics.append(path, "loss", 0.25, 2)
     assert metrics.read(path) == [{"name": "loss", "value": 0.5, "step": 1}, {"name": "loss", "value": 0.25, "step": 2}]
+
+
+def test_onnx_model_round_trip(tmp_path):
+    ctx = FakeContext(tmp_path / "node", "OnnxModel")
+    onnx_model.model_path(ctx, "onnx_model").write_bytes(b"graph")  # what the exporter writes
+    info = {"classes": ["cat", "dog"], "transforms": {"version": 1, "steps": []}, "normalize": [[0.5] * 3, [0.2] * 3],
+            "model_name": "resnet18"}
+    onnx_model.write(ctx, "onnx_model", info, (32, 24), 17)
+    path, preprocessing = onnx_model.read(ctx.finish("onnx_model"), "Score endpoint")
+    assert path.read_bytes() == b"graph"
+    assert preprocessing == {"classes": ["cat", "dog"], "transforms": {"version": 1, "steps": []},
+                             "normalize": [[0.5] * 3, [0.2] * 3], "input": "image", "output": "logits",
+                             "example_size": [32, 24]}
+
+
+def test_onnx_model_refuses_another_type(tmp_path):
+    with pytest.raises(InvalidModelDirectoryError, match="^Score endpoint: the ONNX model must be an OnnxModel .*got ModelDirectory"):
+        onnx_model.read(other(tmp_path, "ModelDirectory"), "Score endpoint")
