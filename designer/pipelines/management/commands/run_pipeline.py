@@ -8,7 +8,6 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError
 
 from designer.engine import graph, statuses
-from designer.engine import scheduler as s
 from designer.pipelines import runs
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
@@ -87,16 +86,16 @@ def steps_since(nr, printed: str | None) -> list[tuple[str, datetime]]:
     if printed == nr.status:
         return []
     now = datetime.now().astimezone()
-    steps = [(s.PENDING, now)]
-    if nr.status != s.REUSED:  # a reused node did no work: it goes from pending to reused
-        steps += [(status, at.astimezone()) for status, at in ((s.QUEUED, nr.queued_at), (s.RUNNING, nr.started_at)) if at]
+    steps = [(statuses.PENDING, now)]
+    if nr.status != statuses.REUSED:  # a reused node did no work: it goes from pending to reused
+        steps += [(status, at.astimezone()) for status, at in ((statuses.QUEUED, nr.queued_at), (statuses.RUNNING, nr.started_at)) if at]
     if nr.status not in (status for status, _ in steps):
         steps.append((nr.status, nr.finished_at.astimezone() if nr.finished_at else now))
     names = [status for status, _ in steps]
     if printed in names:
         return steps[names.index(printed) + 1:]
     # first look: from where it is now back to its first step after pending
-    return steps[1:] if nr.status != s.PENDING else steps
+    return steps[1:] if nr.status != statuses.PENDING else steps
 
 
 def apply_override(doc: dict, item: str) -> None:
