@@ -55,7 +55,11 @@ class Buffer:
             batch, self.pending = self.pending, []
             self.last_flush = time.monotonic()
             if batch:
-                record_many(self.run_id, batch)
+                try:
+                    record_many(self.run_id, batch)
+                except BaseException:
+                    self.pending[:0] = batch  # kept, in order, for the next flush: a failed store loses no event
+                    raise
 
 
 class _Broadcaster:

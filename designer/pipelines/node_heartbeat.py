@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from django.conf import settings
+from django.db import Error as DatabaseError
 from django.db import connection
 from django.utils import timezone
 
@@ -43,7 +44,13 @@ class NodeHeartbeat(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stopped.wait(settings.HEARTBEAT_SECONDS):
-                self.beat()
+                try:
+                    self.beat()
+                except DatabaseError as e:
+                    # a locked SQLite file, a dropped connection: the next beat tries again (a
+                    # heartbeat thread that died would get a live node reaped as lost)
+                    print(f"heartbeat of node run {self.noderun_id} missed a beat: {e}", flush=True)
+                    connection.close()
         finally:
             connection.close()
 
