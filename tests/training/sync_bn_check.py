@@ -44,6 +44,10 @@ def main() -> None:
               "gradients": largest([p.grad for p in model.parameters()], [p.grad for p in one.parameters()]),
               "running": largest(list(model.buffers()), list(one.buffers()))}
     (out / f"rank-{rank}.json").write_text(json.dumps(result))
+    # both ranks done before the group goes, and DDP's reducer gone before its group: a rank that
+    # tore the group down under its peer (a busy CI machine) once aborted in C++ (SIGABRT)
+    dist.barrier()
+    del ddp
     dist.destroy_process_group()
 
 
