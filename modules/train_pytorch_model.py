@@ -15,6 +15,8 @@ class TrainPyTorchModel(Module):
     category = "Model Training"
     version = 1
     distributed = True
+    metrics = ("learning_rate", "training_images_per_second", "training_loss", "training_error",
+               "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy")  # per epoch
     inputs = [Port("Untrained model", UntrainedModelDirectory), Port("Training dataset", ImageDirectory),
               Port("Validation dataset", ImageDirectory)]
     outputs = [Port("Trained model", ModelDirectory)]

@@ -253,6 +253,8 @@ class Module:
     outputs: list[Port] = []
     params: list[Param] = []
     distributed: bool = False  # offers Run settings (node count, process count per node)
+    # the names it passes to ctx.metric(): what a sweep may optimise (primary_metric_name)
+    metrics: tuple[str, ...] = ()
 
     def run(self, ctx, **inputs):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -288,4 +290,5 @@ class Module:
             "outputs": [p.describe() for p in cls.outputs],
             "params": [p.describe() for p in cls.params],
             "distributed": cls.distributed,
+            "metrics": list(cls.metrics),
         }

@@ -25,6 +25,13 @@ ACTIVE = frozenset({PENDING, QUEUED, RUNNING})
 RUN_STATUSES = (QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED)
 RUN_FINISHED = frozenset({COMPLETED, FAILED, CANCELLED})
 
+# ---- a sweep, and one trial of it (a run of the pipeline with sampled values)
+EARLY_TERMINATED = "early_terminated"  # its policy stopped it mid-training; it kept its best epoch
+SWEEP_STATUSES = (QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED)
+SWEEP_FINISHED = RUN_FINISHED
+TRIAL_STATUSES = (QUEUED, RUNNING, COMPLETED, EARLY_TERMINATED, FAILED, CANCELLED)
+TRIAL_FINISHED = frozenset({COMPLETED, EARLY_TERMINATED, FAILED, CANCELLED})
+
 # ---- one worker's share of a distributed node (NodeLaunch)
 RESERVED = "reserved"
 EXITED = "exited"
@@ -42,4 +49,5 @@ def choices(names) -> list[tuple[str, str]]:
 def for_page() -> dict:
     """What the page script needs to know about statuses (boot data)."""
     return {"node": list(NODE_STATUSES), "run": list(RUN_STATUSES), "terminal": sorted(TERMINAL),
-            "run_finished": sorted(RUN_FINISHED), "active": sorted(ACTIVE), "event_status": EVENT_STATUS}
+            "run_finished": sorted(RUN_FINISHED), "active": sorted(ACTIVE), "event_status": EVENT_STATUS,
+            "trial": list(TRIAL_STATUSES), "trial_finished": sorted(TRIAL_FINISHED)}
