@@ -10,7 +10,7 @@ def link(src, dst, src_port="out", dst_port="input", lid=None):
 
 
 def pipeline(nodes, links, name="test pipeline"):
-    return {"schema_version": 1, "name": name, "nodes": nodes, "links": links, "layout": {}}
+    return {"schema_version": 2, "name": name, "parameters": [], "nodes": nodes, "links": links, "layout": {}}
 
 
 def chain(n, sleep=0.0, name="chain"):

@@ -6,7 +6,6 @@ the reason, so that a user can fix a pipeline in one pass.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -14,44 +13,14 @@ from pathlib import Path
 import fastjsonschema
 import jsonschema
 
-from designer.engine import paths
+from designer.engine import parameters, paths
+from designer.engine.problems import PipelineInvalid, Problem
 from designer.engine.schema_migrations import SchemaVersionError, migrate
 from sdk.declarations import compatible, not_finite
 
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64
 RUN_SETTING_LABELS = {"node_count": "Node count", "process_count_per_node": "Process count per node"}
-
-
-@dataclass(frozen=True)
-class Problem:
-    message: str
-    code: str = "invalid"
-    node: str | None = None
-    port: str | None = None
-    param: str | None = None
-    link: str | None = None
-
-    def __str__(self) -> str:
-        where = []
-        if self.node is not None:
-            where.append(f"node {self.node!r}")
-        if self.link is not None:
-            where.append(f"link {self.link!r}")
-        if self.port is not None:
-            where.append(f"port {self.port!r}")
-        if self.param is not None:
-            where.append(f"parameter {self.param!r}")
-        return f"{', '.join(where)}: {self.message}" if where else self.message
-
-    def as_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None} | {"text": str(self)}
-
-
-class PipelineInvalid(ValueError):
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 @lru_cache(maxsize=1)
@@ -138,6 +107,10 @@ def unstorable_problems(doc: dict, catalogue=None) -> list[Problem]:
             param = module.param(where[3]) if module is not None else None
             label = f"{module.label}: {param.label}" if param else f"{node.get('kind')}: {where[3]}"
             problems.append(Problem(f"{label}: {reason}", "bad_value", node=nid, param=where[3]))
+        elif where[:1] == ("parameters",) and len(where) == 3:
+            name = str(doc["parameters"][where[1]].get("name"))
+            problems.append(Problem(f"pipeline parameter {name!r}: its {where[2]}: {reason}", "bad_value",
+                                    pipeline_parameter=name))
         else:
             problems.append(Problem(f"{'/'.join(map(str, where))}: {reason}", "bad_value", node=nid))
     return problems
@@ -168,6 +141,7 @@ def validate(doc: dict, catalogue) -> list[Problem]:
         problems += _node_problems(n, catalogue)
     problems += _link_problems(doc, nodes, catalogue)
     problems += _cycle_problems(doc)
+    problems += parameters.problems(doc, catalogue)
     return problems
 
 

@@ -6,11 +6,18 @@ Pipeline Designer.
 """
 from __future__ import annotations
 
-CURRENT = 1
+CURRENT = 2
 OLDEST = 1
 
+
+def _add_parameters(doc: dict) -> dict:
+    """1 -> 2: pipeline parameters (designer/engine/parameters.py); a version 1 file declares none
+    and binds nothing. A new dict: the caller's document is left as it was."""
+    return {**doc, "schema_version": 2, "parameters": doc.get("parameters", [])}
+
+
 MIGRATIONS: dict[int, callable] = {
-    # 1: lambda doc: {...doc, "schema_version": 2},
+    1: _add_parameters,
 }
 
 

@@ -24,7 +24,7 @@ from designer.engine import graph
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Pipeline, Run
 
-EMPTY_PIPELINE = {"schema_version": 1, "nodes": [], "links": [], "layout": {}}
+EMPTY_PIPELINE = {"schema_version": 2, "parameters": [], "nodes": [], "links": [], "layout": {}}
 MAX_NAME = Pipeline._meta.get_field("name").max_length
 DEFAULT_NAME = "Untitled pipeline"
 IMPORTED_NAME = "Imported pipeline"

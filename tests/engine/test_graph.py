@@ -3,6 +3,7 @@ import json
 import pytest
 
 from designer.engine import graph
+from designer.engine.schema_migrations import CURRENT
 from modules import registry
 from tests import toy_modules as toys
 from tests.pipes import link, node, pipeline
@@ -69,7 +70,7 @@ def test_malformed_json_says_where():
     assert "not valid JSON" in str(e.value) and "line 1" in str(e.value)
 
 
-@pytest.mark.parametrize("version,words", [(2, "newer Pipeline Designer"), (0, "older than any"), (None, "no schema_version")])
+@pytest.mark.parametrize("version,words", [(CURRENT + 1, "newer Pipeline Designer"), (0, "older than any"), (None, "no schema_version")])
 def test_an_unreadable_schema_version_is_explained(version, words):
     doc = {"nodes": [], "links": []} | ({"schema_version": version} if version is not None else {})
     with pytest.raises(graph.PipelineInvalid) as e:
