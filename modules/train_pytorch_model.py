@@ -41,8 +41,9 @@ class TrainPyTorchModel(Module):
         read_spec(untrained_model, self.label, "Untrained model")
         out = ctx.output_dir("trained_model")
         work = ctx.node_dir / "work"
+        stop_file = work / "STOP"  # created by the designer when a sweep's policy ends this trial early
         argv = [*training_argv(untrained_model.path, training_dataset.path, validation_dataset.path, out, ctx.params,
-                               work_dir=work), "--label", self.label]
+                               work_dir=work), "--label", self.label, "--stop-file", str(stop_file)]
         if ctx.world_size == 1:
             from training import train
 
@@ -50,7 +51,7 @@ class TrainPyTorchModel(Module):
         else:  # the same main(args) under torchrun in every process, started by the designer's workers
             metrics_file = out / metrics.METRICS_FILE  # rank 0 appends; relayed as this node's metrics while it runs
             ctx.launch_distributed(DistributedJob("training.train", argv, metrics_file=metrics_file,
-                                                  gpu_argv=["--device", "cuda"]))
+                                                  gpu_argv=["--device", "cuda"], stop_file=stop_file))
             metrics_file.unlink(missing_ok=True)
             info = model.read_info(out)
         shutil.rmtree(work, ignore_errors=True)  # the checkpoint only serves an interrupted run
@@ -79,8 +80,11 @@ class _ContextReporter:
     def log(self, text):
         self.ctx.log(text)
 
-    def metric(self, name, value, step):
-        self.ctx.metric(name, value, step)
+    def metric(self, name, value, step, steps=None):
+        self.ctx.metric(name, value, step, steps)
 
     def check_cancelled(self):
         self.ctx.check_cancelled()
+
+    def stop_requested(self):
+        return self.ctx.stop_requested()

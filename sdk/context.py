@@ -39,6 +39,7 @@ class DistributedJob:
     argv: list[str]
     metrics_file: Path | None = None  # JSON lines {name, value, step} that rank 0 appends: relayed as metrics
     gpu_argv: list[str] | None = None  # added when every process has a GPU (NCCL); None: CPU only (Gloo)
+    stop_file: Path | None = None  # created when the engine asks the job to wrap up early (Context.stop_requested)
 
 
 @runtime_checkable
@@ -62,8 +63,14 @@ class Context(Protocol):
     def log(self, text: str) -> None:
         """A line (or lines) of the node's log, shown live."""
 
-    def metric(self, name: str, value: float, step: int | None = None) -> None:
-        """A figure of the node (drawn as a chart per name, over steps)."""
+    def metric(self, name: str, value: float, step: int | None = None, steps: int | None = None) -> None:
+        """A figure of the node (drawn as a chart per name, over steps). `steps`: how many steps the
+        module means to run, when it knows (a sweep's policy does not stop a trial at its last)."""
+
+    def stop_requested(self) -> bool:
+        """True when the engine asks the module to wrap up early and keep what it has (a sweep's
+        early-termination policy ended this trial): finish the current step, write the outputs with
+        the best so far, return normally. Ask it only where stopping would save work."""
 
     def check_cancelled(self) -> None:
         """Raise sdk.errors.Cancelled if the user cancelled the run: call it at safe points (between

@@ -98,3 +98,33 @@ class ToyTraining(Module):
             ctx.metric("accuracy", 1.0 - 0.5 / epoch, step=epoch)
             ctx.log(f"epoch {epoch}: loss {1.0 / epoch:.3f}")
         (ctx.output_dir("out") / "value.txt").write_text(str(ctx.params["epochs"]))
+
+
+class ToyTuning(Module):
+    """A training run in miniature for sweeps: per epoch, `score` = quality x (1 - 0.5 / epoch)
+    where quality = min(1, Learning rate x 100) (a rate 1000x too small scores 1000x lower),
+    and `loss` = 1 - score. Stops after an epoch when asked to wrap up (a sweep's policy)."""
+
+    kind = "toy_tuning"
+    label = "Toy tuning"
+    category = "Tests"
+    inputs = [Port("Input", ImageDirectory, optional=True)]
+    outputs = [Port("Out", ImageDirectory)]
+    params = [Float("Learning rate", default=0.01, min=0, min_exclusive=True), Int("Epochs", default=6, min=1, max=1000),
+              Float("Epoch seconds", default=0.2, min=0, max=60), Int("Batch size", default=16, min=1, max=1024)]
+    metrics = ("score", "loss")
+
+    def run(self, ctx, input=None):
+        quality = min(1.0, ctx.params["learning_rate"] * 100)
+        epochs = ctx.params["epochs"]
+        best = 0.0
+        for epoch in range(1, epochs + 1):
+            _sleep(ctx, ctx.params["epoch_seconds"])
+            score = quality * (1 - 0.5 / epoch)
+            best = max(best, score)
+            ctx.metric("score", score, step=epoch, steps=epochs)
+            ctx.metric("loss", 1 - score, step=epoch, steps=epochs)
+            if epoch < epochs and ctx.stop_requested():
+                ctx.log(f"early terminated after epoch {epoch} of {epochs}")
+                break
+        (ctx.output_dir("out") / "value.txt").write_text(f"{best}")

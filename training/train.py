@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -31,36 +29,18 @@ from sdk.formats.transformation import INFERENCE, RecipeError, inference_recipe
 from training import distributed as dist_utils
 from training import models
 from training.data import IMAGENET_NORMALIZE, ImageDirDataset
+from training.recipe import BestEpoch, drop_last, lr_factor, set_seed
+from training.reporting import Reporter, report_epoch
 from training.transforms import build_transform
+
+__all__ = ["main", "get_args_parser", "load_data", "train_one_epoch", "evaluate", "BestEpoch", "drop_last",
+           "lr_factor", "set_seed", "Reporter", "TrainingDivergedError"]
 
 CHECKPOINT = "checkpoint.pth"
 
 
 class TrainingDivergedError(ModuleError):
     """The loss became NaN or infinite."""
-
-
-# --------------------------------------------------------------------------- reporting
-
-
-class Reporter:
-    """Where log lines and metrics go. This default prints on rank 0 only (the driver log of a
-    torchrun process) and appends metrics to <output dir>/metrics.jsonl; the designer module
-    passes one that writes to its node context instead."""
-
-    def __init__(self, metrics_file: Path | None = None):
-        self.metrics_file = metrics_file
-
-    def log(self, text: str) -> None:
-        if dist_utils.is_main_process():
-            print(text, flush=True)
-
-    def metric(self, name: str, value: float, step: int) -> None:
-        if dist_utils.is_main_process() and self.metrics_file is not None:
-            metrics.append(self.metrics_file, name, value, step)
-
-    def check_cancelled(self) -> None:
-        pass
 
 
 # --------------------------------------------------------------------------- data
@@ -178,64 +158,13 @@ def evaluate(model, criterion, data_loader, device, num_classes: int) -> dict:
 # --------------------------------------------------------------------------- main
 
 
-class BestEpoch:
-    """Keeps a copy of the weights of the epoch with the lowest validation loss, and says when
-    `patience` epochs have passed without improvement (early stopping)."""
-
-    def __init__(self, patience: int):
-        self.patience = patience
-        self.best_loss = math.inf
-        self.best_epoch = 0
-        self.best_state: dict | None = None
-        self.bad_epochs = 0
-
-    def update(self, epoch: int, loss: float, model: nn.Module) -> bool:
-        """Record the epoch's validation loss; True when training should stop."""
-        if loss < self.best_loss:  # NaN never improves
-            self.best_loss, self.best_epoch, self.bad_epochs = loss, epoch, 0
-            self.best_state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-        else:
-            self.bad_epochs += 1
-        return self.bad_epochs >= self.patience
-
-
-def set_seed(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-
-
-def drop_last(images: int, batch_size: int) -> bool:
-    """Whether an epoch leaves out its last, partial batch: when it holds fewer than half a batch.
-    BatchNorm normalises a step's images by their own statistics: over one image it fails (one
-    value per channel), over a few it is noise, and such a step at full learning rate throws the
-    training off (the digits, 2 x 1: 674 images a process in batches of 16 left a last step of 2,
-    and the validation loss went to 1e15 at epoch 4; 81% against 94% for one process). The
-    sampler shuffles every epoch, so no image is left out for good."""
-    rest = images % batch_size
-    return rest == 1 or 2 * rest < batch_size
-
-
-def lr_factor(warmup_steps: int, total_steps: int):
-    """Linear warm-up from lr / warmup_steps to lr over the first steps, then a cosine decay to 0
-    at the last step (torchvision reference: --lr-warmup-method linear --lr-scheduler cosineannealinglr).
-    The decay lets the last epochs settle: from scratch, a constant rate leaves the validation
-    figures jumping from one epoch to the next."""
-    def factor(step: int) -> float:
-        if step < warmup_steps:
-            return (step + 1) / warmup_steps
-        decay_steps = max(1, total_steps - warmup_steps)
-        return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup_steps) / decay_steps)))
-    return factor
-
-
 def main(args, reporter: Reporter | None = None) -> dict:
     """Train; write the ModelDirectory to args.output_dir (rank 0); return a summary. A refused
     input raises a ModuleError whose message starts with `args.label` when one is given."""
     dist_utils.init_distributed_mode(args)
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    reporter = reporter or Reporter(output_dir / metrics.METRICS_FILE)
+    reporter = reporter or Reporter(output_dir / metrics.METRICS_FILE, args.stop_file or None)
     try:
         return _train(args, reporter, output_dir)
     except ModuleError as e:
@@ -289,7 +218,7 @@ class _Run:
         # updated them with its own last batch), so that every shard is scored by that one model
         dist_utils.broadcast_buffers(self.model_without_ddp)
         figures.update(evaluate(self.model_without_ddp, self.criterion, self.val_loader, self.device, len(self.classes)))
-        _report_epoch(self.reporter, epoch, figures)
+        report_epoch(self.reporter, epoch, args.epochs, figures)
         self.history.append({"epoch": epoch, **figures})
         stop = self.keeper.update(epoch, figures["validation_loss"], self.model_without_ddp)
         if self.checkpoint_path is not None:
@@ -345,21 +274,16 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
                          f"(best {run.keeper.best_loss:.4f} at epoch {run.keeper.best_epoch})")
             break
         reporter.check_cancelled()
+        if epoch < args.epochs and dist_utils.broadcast_flag(reporter.stop_requested(), device):
+            reporter.log(f"early terminated after epoch {epoch} of {args.epochs}: the sweep's policy stopped this "
+                         f"trial (keeping the best epoch so far, {run.keeper.best_epoch})")
+            break
     info = run.summary()
     if dist_utils.is_main_process():
         models.write_trained(output_dir, spec, run.keeper.best_state, info)
     reporter.log(f"kept the weights of epoch {info['best_epoch']} (validation loss {info['validation_loss']:.4f}, "
                  f"top-1 accuracy {100 * info['validation_top1_accuracy']:.2f}%)")
     return {"model_name": spec["model_name"], **info}
-
-
-def _report_epoch(reporter: Reporter, epoch: int, f: dict) -> None:
-    top5 = f"  top-5 {100 * f['validation_top5_accuracy']:.2f}%" if "validation_top5_accuracy" in f else ""
-    reporter.log(f"Epoch {epoch}: lr {f['learning_rate']:.6f}  {f['training_images_per_second']:.1f} img/s  "
-                 f"training loss {f['training_loss']:.4f}  error {100 * f['training_error']:.2f}%  "
-                 f"validation loss {f['validation_loss']:.4f}  top-1 {100 * f['validation_top1_accuracy']:.2f}%{top5}")
-    for name, value in f.items():
-        reporter.metric(name, value, epoch)
 
 
 # --------------------------------------------------------------------------- command line
@@ -387,6 +311,8 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
                    help="distributed: batch-norm statistics over the global batch, not each process's part")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
+    p.add_argument("--stop-file", default="",
+                   help="when this file exists after an epoch, stop there as early stopping would (a sweep's policy)")
     p.add_argument("--label", default="", help="put before every error message (the caller's name for this training)")
     return p
 

@@ -39,7 +39,8 @@ class NodeContext(Context):
 
     def __init__(self, node_id: str, module: type[Module], params: dict, run_settings: dict,
                  node_dir: Path, emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
-                 launcher: Callable[[NodeContext, DistributedJob], None] | None = None):
+                 launcher: Callable[[NodeContext, DistributedJob], None] | None = None,
+                 stop: Callable[[], bool] = lambda: False):
         self.node_id = node_id
         self.module = module
         self.params = params
@@ -48,6 +49,7 @@ class NodeContext(Context):
         self._emit = emit
         self._cancelled = cancelled
         self._launcher = launcher
+        self._stop = stop
         self._extra_meta: dict[str, dict] = {}
         self.log_path = paths.log_file(paths.logs_dir(self.node_dir))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,8 +77,14 @@ class NodeContext(Context):
             self._log_file.write(f"{stamp} {line}\n")
         self._emit(Event("log", self.node_id, {"text": str(text)}))
 
-    def metric(self, name: str, value: float, step: int | None = None) -> None:
-        self._emit(Event("metric", self.node_id, {"name": name, "value": float(value), "step": step}))
+    def metric(self, name: str, value: float, step: int | None = None, steps: int | None = None) -> None:
+        data = {"name": name, "value": float(value), "step": step}
+        if steps is not None:
+            data["steps"] = steps
+        self._emit(Event("metric", self.node_id, data))
+
+    def stop_requested(self) -> bool:
+        return bool(self._stop())
 
     def check_cancelled(self) -> None:
         if self._cancelled():
@@ -101,15 +109,17 @@ class NodeContext(Context):
 
 def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], node_dir: Path,
             emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
-            launcher: Callable[[NodeContext, DistributedJob], None] | None = None) -> dict[str, str]:
+            launcher: Callable[[NodeContext, DistributedJob], None] | None = None,
+            stop: Callable[[], bool] = lambda: False) -> dict[str, str]:
     """Run one node; return {output port: directory}. Raises what the module raised, after
     removing the output folders it had begun (nothing half-written is left to be read later).
-    `launcher` starts the processes of a distributed module (NodeContext.launch_distributed)."""
+    `launcher` starts the processes of a distributed module (NodeContext.launch_distributed);
+    `stop` says when the module is asked to wrap up early (NodeContext.stop_requested)."""
     node_dir = Path(node_dir)
     _remove_outputs(module, node_dir)  # a retried node starts clean
     params = module.resolved_params(node.get("parameters", {}))
     run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
-    ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher)
+    ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop)
     emit(Event("node_started", node["id"], {"kind": module.kind}))
     started = time.monotonic()
     try:

@@ -16,7 +16,7 @@ from designer.engine import cache, paths
 from designer.engine import scheduler as s
 from designer.engine import statuses as st
 from designer.engine.executor import Event
-from designer.pipelines import events
+from designer.pipelines import events, signals
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Run
 from designer.pipelines.rungraph import run_graph
@@ -80,6 +80,8 @@ def _update_run(run: Run) -> None:
         run.status, run.finished_at = s.outcome(statuses), timezone.now()
         run.save(update_fields=["status", "finished_at"])
         events.record(run.pk, Event("run_finished", "", {"status": run.status}))
+        run_id = run.pk
+        transaction.on_commit(lambda: signals.run_finished.send(sender=Run, run_id=run_id))
 
 
 def _queue_or_reuse(run: Run, g: s.RunGraph, catalogue, nr: NodeRun, nodes: dict[str, NodeRun]) -> bool:
@@ -90,14 +92,21 @@ def _queue_or_reuse(run: Run, g: s.RunGraph, catalogue, nr: NodeRun, nodes: dict
     run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})} if module.distributed else None
     key = cache.cache_key(module.kind, module.version, module.resolved_params(node.get("parameters", {})), inputs, run_settings)
     earlier = None if node.get("regenerate_output") else _reusable(run.owner_id, key)
+    twin = None if earlier or node.get("regenerate_output") else _in_flight(run, key)
+    if twin is not None:
+        # the same node is being computed in another run (a sweep's trials share everything that
+        # does not depend on a swept parameter): wait for it, then reuse its output (wake_waiters)
+        NodeRun.objects.filter(pk=nr.pk, status=st.PENDING).update(waits_for=twin, cache_key=key)
+        nr.waits_for_id, nr.cache_key = twin.pk, key
+        return False
     now = timezone.now()
     if earlier:
-        if transition(nr, st.PENDING, st.REUSED, cache_key=key, reused_from=earlier, outputs=earlier.outputs,
+        if transition(nr, st.PENDING, st.REUSED, cache_key=key, reused_from=earlier, outputs=earlier.outputs, waits_for=None,
                       output_ids=earlier.output_ids, queued_at=now, started_at=now, finished_at=now):
             events.record(run.id, Event("node_reused", nr.node_id, {"from_run": earlier.run_id}))
             return True
         return False
-    transition(nr, st.PENDING, st.QUEUED, cache_key=key, queued_at=now, send_due_at=now, send_error="")
+    transition(nr, st.PENDING, st.QUEUED, cache_key=key, queued_at=now, send_due_at=now, send_error="", waits_for=None)
     return False
 
 
@@ -121,3 +130,28 @@ def _reusable(owner_id: int, key: str) -> NodeRun | None:
         if all(Path(p).is_dir() for p in earlier.outputs.values()):
             return earlier
     return None
+
+
+def _in_flight(run: Run, key: str) -> NodeRun | None:
+    """The same node (same cache key, same owner) queued or running in another run, or None."""
+    return (NodeRun.objects.filter(cache_key=key, status__in=(st.QUEUED, st.RUNNING), run__owner_id=run.owner_id)
+            .exclude(run_id=run.pk).order_by("id").first())
+
+
+def wake_waiters(nr: NodeRun) -> list[int]:
+    """`nr` finished: the nodes of other runs that waited for it look again (they reuse its output,
+    or, if it failed or was cancelled, run themselves). Returns the NodeRun ids newly queued."""
+    queued: list[int] = []
+    for waiter in NodeRun.objects.filter(waits_for=nr, status=st.PENDING).select_related("run").defer("run__snapshot"):
+        NodeRun.objects.filter(pk=waiter.pk).update(waits_for=None)
+        parents = list(run_graph(waiter.run).parents[waiter.node_id])
+        queued += advance(waiter.run_id, parents or None)
+    return queued
+
+
+def wake_stranded() -> list[int]:
+    """Waiters whose twin finished without waking them (its process died in between)."""
+    queued: list[int] = []
+    for twin in NodeRun.objects.filter(waiters__status=st.PENDING, status__in=st.TERMINAL).distinct():
+        queued += wake_waiters(twin)
+    return queued

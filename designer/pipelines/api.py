@@ -15,7 +15,7 @@ from designer.engine import graph, logstore, paths
 from designer.pipelines import artifacts, drafts, events, outbox, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import workers
-from designer.pipelines.models import NodeRun, Pipeline, Run
+from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
 from sdk import layout
 
 EMPTY_PIPELINE = drafts.EMPTY_PIPELINE  # read here by tests/e2e/helpers.py; drafts.py owns it
@@ -158,11 +158,20 @@ def run_json(run: Run, with_nodes=True) -> dict:
          "submitted_by": run.owner.get_username(), "submitted_at": run.submitted_at.isoformat(),
          "started_at": run.started_at and run.started_at.isoformat(),
          "finished_at": run.finished_at and run.finished_at.isoformat(),
-         "duration": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None}
+         "duration": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None,
+         "parameters": run.parameter_values, "trial": _trial_of(run)}
     if with_nodes:
         d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}
         d["message"] = runs.waiting_message(run)
     return d
+
+
+def _trial_of(run: Run) -> dict | None:
+    try:
+        trial = run.trial
+    except Trial.DoesNotExist:
+        return None
+    return {"sweep": trial.sweep_id, "number": trial.number, "status": trial.status}
 
 
 def node_json(nr: NodeRun) -> dict:
@@ -178,14 +187,17 @@ def node_json(nr: NodeRun) -> dict:
 def pipeline_runs(request, pk):
     p = drafts.owned(request.user, pk)
     if request.method == "GET":
-        return JsonResponse({"runs": [run_json(r, False) for r in p.runs.all()]})
+        return JsonResponse({"runs": [run_json(r, False) for r in p.runs.select_related("owner", "trial")]})
     data = body_json(request)
     regenerate = data.get("regenerate", False)
     if not isinstance(regenerate, bool) and not (isinstance(regenerate, list) and all(isinstance(n, str) for n in regenerate)):
         raise BadRequest(f"`regenerate` is true, false or a list of node ids, got {regenerate!r}")
     regenerate = set(regenerate) if isinstance(regenerate, list) else regenerate
+    values = data.get("parameters") or {}
+    if not isinstance(values, dict):
+        raise BadRequest(f"`parameters` is an object of pipeline parameter values, got {values!r}")
     try:
-        run = runs.submit(request.user, p.draft, pipeline=p, name=p.name, regenerate=regenerate)
+        run = runs.submit(request.user, p.draft, pipeline=p, name=p.name, regenerate=regenerate, values=values)
     except graph.PipelineInvalid as e:
         raise BadRequest(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
     return JsonResponse(run_json(run), status=201)
@@ -193,7 +205,7 @@ def pipeline_runs(request, pk):
 
 @api("GET")
 def run_list(request):
-    return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner")[:200]]})
+    return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner", "trial")[:200]]})
 
 
 @api("GET")

@@ -12,6 +12,9 @@ class PipelinesConfig(AppConfig):
 
     def ready(self):
         checks.register(check_module_catalogue)
+        from designer.pipelines import signals, sweeps  # the app registry is ready only now
+
+        signals.run_finished.connect(sweeps.on_run_finished, dispatch_uid="sweeps.on_run_finished")
 
 
 def check_module_catalogue(app_configs=None, **kwargs):

@@ -14,11 +14,32 @@ import time
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
-from designer.pipelines.models import Event
+from designer.pipelines.models import Event, Trial
+
+_sweep_of_run: dict[int, int | None] = {}  # a run's sweep never changes: looked up once per process
 
 
 def group_name(run_id: int) -> str:
     return f"run-{run_id}"
+
+
+def sweep_group_name(sweep_id: int) -> str:
+    return f"sweep-{sweep_id}"
+
+
+def nudge_sweep(sweep_id: int) -> None:
+    """Wake the pages of a sweep (a trial started or ended, or its run recorded events)."""
+    layer = get_channel_layer()
+    if layer is not None and not isinstance(layer, InMemoryChannelLayer):
+        transaction.on_commit(lambda: _broadcaster.send(layer, sweep_group_name(sweep_id), {"type": "sweep.nudge"}))
+
+
+def _sweep_of(run_id: int) -> int | None:
+    if run_id not in _sweep_of_run:
+        if len(_sweep_of_run) > 10_000:
+            _sweep_of_run.clear()
+        _sweep_of_run[run_id] = Trial.objects.filter(run_id=run_id).values_list("sweep_id", flat=True).first()
+    return _sweep_of_run[run_id]
 
 
 def record(run_id: int, event) -> None:
@@ -31,6 +52,9 @@ def record_many(run_id: int, batch: list) -> None:
     if layer is not None and not isinstance(layer, InMemoryChannelLayer):
         # after commit: a listener woken earlier would read the store before the event is in it
         transaction.on_commit(lambda: _broadcaster.send(layer, group_name(run_id), {"type": "run.nudge"}))
+        sweep_id = _sweep_of(run_id)
+        if sweep_id is not None:
+            nudge_sweep(sweep_id)
 
 
 class Buffer:

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from designer.engine import cache, executor
 from designer.engine import statuses as st
-from designer.pipelines import artifacts, events, routing, workers
-from designer.pipelines.advance import advance, transition
+from designer.pipelines import artifacts, events, policy, routing, workers
+from designer.pipelines.advance import advance, transition, wake_waiters
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.launchers.distributed import launcher_for
 from designer.pipelines.models import NodeRun
@@ -40,12 +40,13 @@ def execute_noderun(noderun_id: int) -> list[int]:
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
     node = run_graph(nr.run).nodes[nr.node_id]
     buffer = events.Buffer(nr.run_id)
+    watch = policy.Watch(nr, buffer.add)  # a sweep's trial: its policy may end the training early
     launcher = launcher_for(nr.pk) if module.distributed else None
     outputs, error = None, None
     with NodeHeartbeat(nr.pk, nr.run_id, buffer) as beat:
         try:
             outputs = executor.execute(module, node, _inputs(nr), artifacts.node_dir(nr.run_id, nr.node_id),
-                                       buffer.add, beat.cancelled, launcher)
+                                       watch.emit, beat.cancelled, launcher, watch.stop)
         except BaseException as e:  # the module's own error, a Cancelled, or the worker's shutdown
             error = e
     if error is not None:
@@ -72,6 +73,7 @@ def _failed(nr: NodeRun, buffer: events.Buffer, error: BaseException, cancelled:
         buffer.add(executor.Event("node_cancelled" if cancelled else "node_failed", nr.node_id, {"error": text}))
         buffer.flush()
         ready = advance(nr.run_id, [nr.node_id])
+    ready += wake_waiters(nr)
     if isinstance(error, (KeyboardInterrupt, SystemExit)) and not cancelled:
         raise error
     return ready
@@ -83,4 +85,5 @@ def _completed(nr: NodeRun, buffer: events.Buffer, outputs: dict[str, str]) -> l
         if transition(nr, st.RUNNING, st.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now()):
             buffer.add(executor.Event("node_finished", nr.node_id, {"duration": nr.duration}))
         buffer.flush()
-        return advance(nr.run_id, [nr.node_id])
+        ready = advance(nr.run_id, [nr.node_id])
+    return ready + wake_waiters(nr)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from designer.engine import graph
+from designer.engine import graph, parameters
 from designer.engine import statuses as st
 from designer.engine.executor import Event
 from designer.pipelines import datasets, events, outbox, workers
-from designer.pipelines.advance import advance, transition
+from designer.pipelines.advance import advance, transition, wake_stranded, wake_waiters
 from designer.pipelines.artifacts import node_dir
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.execute import execute_noderun
@@ -22,7 +22,7 @@ from designer.pipelines.launchers.base import Launcher, Step
 from designer.pipelines.launchers.celery import CeleryLauncher
 from designer.pipelines.launchers.inline import InlineLauncher
 from designer.pipelines.launchers.liveness import lost_limit
-from designer.pipelines.models import NodeRun, Run
+from designer.pipelines.models import NodeRun, Run, Trial
 from designer.pipelines.rungraph import run_graph
 
 __all__ = ["submit", "dispatch", "run_inline", "advance", "execute_noderun", "cancel", "reap_lost_nodes",
@@ -42,25 +42,35 @@ def launcher_of(nr: NodeRun) -> Launcher:
 
 
 def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate: set[str] | bool = False,
-           inline: bool = False) -> Run:
-    """Freeze the document into a Run and hand its first nodes to the workers (or, with
-    `inline`, run every node in this process through the same engine).
+           inline: bool = False, values: dict | None = None, trial: Trial | None = None) -> Run:
+    """Freeze the document, with these values of its pipeline parameters (missing: defaults), into
+    a Run and hand its first nodes to the workers (or, with `inline`, run every node in this
+    process through the same engine). `trial`: the sweep's trial that this run is.
 
     Raises graph.PipelineInvalid (every problem) when the document cannot run.
     """
-    doc = graph.check(graph.upgrade(doc), get_catalogue())
+    catalogue = get_catalogue()
+    doc = parameters.resolve(graph.check(graph.upgrade(doc), catalogue), values, catalogue)
     doc = datasets.bind(owner, doc)  # a Dataset node may only read its owner's file
     if regenerate:
         for node in doc["nodes"]:
             if regenerate is True or node["id"] in regenerate:
                 node["regenerate_output"] = True
     with transaction.atomic():
-        run = Run.objects.create(owner=owner, pipeline=pipeline, name=name or doc.get("name") or "pipeline", snapshot=doc)
+        run = Run.objects.create(owner=owner, pipeline=pipeline, name=name or doc.get("name") or "pipeline", snapshot=doc,
+                                 parameter_values=doc.get("parameter_values", {}))
         NodeRun.objects.bulk_create(NodeRun(run=run, node_id=n["id"], kind=n["kind"]) for n in doc["nodes"])
+        if trial is not None:
+            Trial.objects.filter(pk=trial.pk).update(run=run)
+            trial.run = run
     if inline:
         run_inline(run.id)
     else:
-        dispatch(advance(run.id))
+        queued = advance(run.id)
+        if trial is not None:  # a sweep submits inside its own transaction: a worker must find the node
+            transaction.on_commit(lambda: dispatch(queued))
+        else:
+            dispatch(queued)
     return run
 
 
@@ -81,15 +91,20 @@ def run_inline(run_id: int) -> None:
 def cancel(run: Run) -> None:
     """Cancel what has not started; terminate what runs (it stops at a safe point, or its
     processes are ended: execute.py records it as cancelled)."""
+    woken = []
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(cancel_requested=True)
         now = timezone.now()
         for nr in run.nodes.filter(status__in=[st.PENDING, st.QUEUED]):
-            transition(nr, nr.status, st.CANCELLED, finished_at=now, error=CANCELLED_BEFORE_START)
+            was_queued = nr.status == st.QUEUED
+            if transition(nr, nr.status, st.CANCELLED, finished_at=now, error=CANCELLED_BEFORE_START) and was_queued:
+                woken.append(nr)  # other runs may wait for it: they run it themselves now
     for nr in run.nodes.filter(status=st.RUNNING):
         launcher_of(nr).terminate(Step(nr.pk))
     events.record(run.id, Event("run_cancel_requested", "", {}))
     advance(run.id)
+    for nr in woken:
+        dispatch(wake_waiters(nr))
 
 
 def reap_lost_nodes() -> int:
@@ -99,8 +114,9 @@ def reap_lost_nodes() -> int:
         health = launcher_of(nr).check_health(Step(nr.pk))
         if health.failure and transition(nr, st.RUNNING, st.FAILED, error=health.failure, finished_at=timezone.now()):
             events.record(nr.run_id, Event("node_failed", nr.node_id, {"error": health.failure}))
-            dispatch(advance(nr.run_id, [nr.node_id]))
+            dispatch(advance(nr.run_id, [nr.node_id]) + wake_waiters(nr))
             lost += 1
+    dispatch(wake_stranded())
     return lost
 
 
@@ -118,4 +134,9 @@ def waiting_message(run: Run) -> str:
         return broker
     if run.nodes.filter(status=st.QUEUED).exists() and not workers.live_workers().exists():
         return NO_WORKER
+    waiting = run.nodes.filter(status=st.PENDING, waits_for__isnull=False).select_related("waits_for").first()
+    if waiting is not None:
+        twin = waiting.waits_for
+        return (f"{waiting.node_id} waits for the identical node {twin.node_id} of run {twin.run_id}, which is "
+                f"{twin.status}: it is computed once and its output reused here")
     return ""

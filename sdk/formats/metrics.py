@@ -1,6 +1,6 @@
 """The metrics file of a training process: JSON lines that rank 0 appends, one per figure.
 
-    <file>    {"name": "validation_loss", "value": 0.42, "step": 3}
+    <file>    {"name": "validation_loss", "value": 0.42, "step": 3, "steps": 10}
               ...
 
 A distributed module names this file in its DistributedJob (`metrics_file`): the designer relays
@@ -14,9 +14,11 @@ from pathlib import Path
 METRICS_FILE = "metrics.jsonl"
 
 
-def append(path, name: str, value: float, step: int | None) -> None:
+def append(path, name: str, value: float, step: int | None, steps: int | None = None) -> None:
+    """`steps`: how many steps the process means to run (a sweep's policy stops nothing at the last)."""
+    line = {"name": name, "value": value, "step": step, **({"steps": steps} if steps is not None else {})}
     with open(path, "a") as f:
-        f.write(json.dumps({"name": name, "value": value, "step": step}) + "\n")
+        f.write(json.dumps(line) + "\n")
 
 
 def read(path) -> list[dict]:

@@ -1,11 +1,15 @@
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 import yaml
 
 from designer.engine import executor
-from modules.train_pytorch_model import TrainPyTorchModel
+from modules.train_pytorch_model import TrainPyTorchModel, training_argv
 from sdk.errors import Cancelled, InvalidDatasetError, InvalidModelDirectoryError, NotInRangeValueError, NotLabeledDatasetError
 from sdk.formats import model as model_format
 from sdk.formats.image_directory import read_path
@@ -24,6 +28,7 @@ from training.train import BestEpoch, TrainingDivergedError, evaluate, lr_factor
 from training.transforms import build_transform
 
 pytestmark = pytest.mark.usefixtures("one_thread")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -253,3 +258,37 @@ def test_a_cancel_stops_the_training_at_the_end_of_a_step_and_leaves_no_model(tm
     log = "\n".join(e.data["text"] for e in events if e.type == "log")
     assert "Epoch 1:" in log and "Epoch 2:" not in log and "cancelled by the user" in log
     assert not (tmp_path / "train" / "trained_model").exists()
+
+
+def test_a_sweep_policy_stop_ends_training_after_the_epoch_and_keeps_the_best_so_far(tmp_path, inputs):
+    events = []
+
+    def stop() -> bool:  # the sweep's policy judges the trial a loser once epoch 2 is reported
+        return sum(e.type == "metric" and e.data["name"] == "validation_loss" for e in events) >= 2
+
+    node = {"id": "train", "kind": TrainPyTorchModel.kind, "parameters": {**FAST, "epochs": 6, "patience": 6}}
+    outputs = executor.execute(TrainPyTorchModel, node, inputs, tmp_path / "train", events.append, stop=stop)
+    spec = yaml.safe_load((Path(outputs["trained_model"]) / model_format.SPEC_FILE).read_text())
+    assert spec["epochs_run"] == 2 and spec["best_epoch"] in (1, 2)  # a model is written: the best of 2 epochs
+    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    assert "early terminated after epoch 2 of 6: the sweep's policy stopped this trial" in log
+    assert "Epoch 3:" not in log
+    steps = {e.data.get("steps") for e in events if e.type == "metric"}
+    assert steps == {6}  # every figure says how many epochs were meant: a policy asks nothing at the last
+
+
+@pytest.mark.timeout(600)
+def test_under_torchrun_every_rank_stops_where_rank_0_reads_the_stop_file(tmp_path, inputs):
+    out, stop_file = tmp_path / "model", tmp_path / "STOP"
+    stop_file.touch()  # the designer's launcher creates it when the policy says stop
+    argv = training_argv(inputs["untrained_model"].path, inputs["training_dataset"].path,
+                         inputs["validation_dataset"].path, out, {**TrainPyTorchModel.resolved_params({}), **FAST,
+                                                                  "epochs": 4, "batch_size": 8}, threads=1)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           "-m", "training.train", *argv, "--stop-file", str(stop_file)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=540, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    spec = yaml.safe_load((out / model_format.SPEC_FILE).read_text())
+    assert spec["epochs_run"] == 1 and spec["best_epoch"] == 1
+    assert "early terminated after epoch 1 of 4" in done.stdout

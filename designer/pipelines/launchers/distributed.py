@@ -88,6 +88,11 @@ class DistributedLauncher(base.Launcher):
 
     def check_health(self, step: base.Step) -> base.Health:
         self.relay.pump()
+        stop_file = step.job.stop_file
+        if stop_file is not None and not stop_file.exists() and step.ctx.stop_requested():
+            stop_file.parent.mkdir(parents=True, exist_ok=True)
+            stop_file.touch()  # rank 0 reads it after its epoch, and every rank stops there
+            self.gang.say("asked the processes to stop after this epoch: the sweep's policy ended the trial early")
         code = self.local.poll()
         members = self.gang.members()
         late = [m for m in members if m.status == st.RESERVED

@@ -18,7 +18,7 @@ class Relay:
                     self.ctx.log(f"rank 0: {line}")
                 else:
                     m = json.loads(line)
-                    self.ctx.metric(m["name"], m["value"], m.get("step"))
+                    self.ctx.metric(m["name"], m["value"], m.get("step"), m.get("steps"))
 
     def _new_lines(self, what: str, path: Path | None) -> list[str]:
         if path is None or not Path(path).exists():

@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from designer.engine import graph
+from designer.engine import graph, parameters
 
 DEFAULT_OWNER = "admin"
 
@@ -53,3 +53,21 @@ def read_pipeline_file(path: str) -> dict:
         return graph.parse_text(raw)
     except graph.PipelineInvalid as e:
         raise CommandError(f"{path} cannot be read:\n{problems_text(e.problems)}")
+
+
+def param_values(doc: dict, items: list[str]) -> dict:
+    """`--param NAME=VALUE` options as typed values of the pipeline's parameters."""
+    declared = {p["name"]: p for p in doc.get("parameters", [])}
+    values = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        if not sep:
+            raise CommandError(f"--param {item!r}: expected NAME=VALUE")
+        if name not in declared:
+            known = ", ".join(declared) or "none: the pipeline declares no parameters"
+            raise CommandError(f"--param {item!r}: the pipeline has no parameter {name!r} (its parameters: {known})")
+        try:
+            values[name] = parameters.coerce(declared[name], raw)
+        except ValueError as e:
+            raise CommandError(f"--param {item!r}: {e}")
+    return values

@@ -12,6 +12,7 @@ from designer.pipelines import runs
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
     owner,
+    param_values,
     problems_text,
     read_pipeline_file,
     ready_database,
@@ -26,6 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument("--set", action="append", default=[], metavar="NODE.PARAM=VALUE",
                             help="override a parameter; VALUE is read as JSON, else as text")
+        parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                            help="the value of a pipeline parameter (default: its declared default)")
         parser.add_argument("--regenerate", nargs="*", metavar="NODE",
                             help="do not reuse earlier outputs (of the named nodes, or of every node)")
         parser.add_argument("--owner", default=DEFAULT_OWNER, help="an existing user the run belongs to (default: admin)")
@@ -38,12 +41,14 @@ class Command(BaseCommand):
         user = owner(opts["owner"], self.stderr)
         for item in opts["set"]:
             apply_override(doc, item)
+        values = param_values(doc, opts["param"])
         regenerate = True if opts["regenerate"] == [] else set(opts["regenerate"] or ())
         try:
-            run = runs.submit(user, doc, name=doc.get("name"), regenerate=regenerate, inline=opts["inline"])
+            run = runs.submit(user, doc, name=doc.get("name"), regenerate=regenerate, inline=opts["inline"], values=values)
         except graph.PipelineInvalid as e:
             raise CommandError(f"{opts['file']} cannot run, {len(e.problems)} problem(s):\n{problems_text(e.problems)}")
-        self.stdout.write(f"run {run.id}: {len(doc['nodes'])} node(s) submitted")
+        self.stdout.write(f"run {run.id}: {len(doc['nodes'])} node(s) submitted"
+                          + (f" with {', '.join(f'{k}={v}' for k, v in run.parameter_values.items())}" if run.parameter_values else ""))
         run = self.follow(run, opts["timeout"])
         failed = list(run.nodes.filter(status=statuses.FAILED))
         self.stdout.write(f"run {run.id} {run.status}")

@@ -1,0 +1,250 @@
+"""Sweeps: trials of a pipeline with sampled parameter values, as HyperDrive runs them.
+
+Nothing loops in a process of its own: a sweep moves on events. `start()` stores it and starts its
+first trials; each time a trial's run finishes (signals.run_finished), its primary metric is told
+to the Optuna study and `fill()` starts trials until `max_concurrent_runs` run at once, or ends
+the sweep at `max_total_runs`, the grid's end, `max_duration_minutes` or a cancel. The workers'
+heartbeat calls `tick()`, which enforces the deadline and moves on a sweep whose event was lost.
+
+A trial is an ordinary run: the nodes that no swept parameter reaches have the same cache key in
+every trial and are computed once (advance.py reuses them, or waits for the trial computing
+them). The early-termination policy acts in the worker that runs a trial's training (policy.py).
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from designer.engine import graph, parameters, sweep_config, tuning
+from designer.engine import statuses as st
+from designer.pipelines import drafts, events, runs, studies
+from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Sweep, Trial
+
+RUN_TO_TRIAL = {st.COMPLETED: st.COMPLETED, st.FAILED: st.FAILED, st.CANCELLED: st.CANCELLED}
+
+
+class SweepInvalid(ValueError):
+    """A sweep that cannot start: `problems` names each problem (graph.Problem)."""
+
+    def __init__(self, message: str, problems: list):
+        super().__init__(message)
+        self.problems = problems
+
+
+# ---------------------------------------------------------------- starting
+
+
+def check(doc: dict, raw_config, values: dict | None = None) -> tuple[dict, sweep_config.SweepConfig]:
+    """The pipeline (checked, migrated) and its sweep configuration; SweepInvalid names every problem."""
+    catalogue = get_catalogue()
+    try:
+        doc = graph.check(graph.upgrade(doc), catalogue)
+    except graph.PipelineInvalid as e:
+        raise SweepInvalid(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
+    try:
+        raw = sweep_config.parse_text(raw_config) if isinstance(raw_config, (str, bytes)) else raw_config
+        config = sweep_config.check(raw, doc.get("parameters", []), parameters.metrics(doc, catalogue))
+    except sweep_config.SweepConfigInvalid as e:
+        raise SweepInvalid(f"the sweep configuration has {len(e.problems)} problem(s)", e.problems)
+    swept = {e.name for e in config.parameter_space}
+    base = {k: v for k, v in (values or {}).items() if k not in swept}
+    try:
+        parameters.resolve(doc, base, catalogue)  # the values not swept: checked once, here
+    except graph.PipelineInvalid as e:
+        raise SweepInvalid(f"the parameter values cannot be used: {len(e.problems)} problem(s)", e.problems)
+    return doc, config
+
+
+def start(owner, doc: dict, raw_config, pipeline: Pipeline | None = None, name: str | None = None,
+          values: dict | None = None) -> Sweep:
+    """Store a sweep and start its first trials. Raises SweepInvalid."""
+    doc, config = check(doc, raw_config, values)
+    swept = {e.name for e in config.parameter_space}
+    deadline = (timezone.now() + timedelta(minutes=config.max_duration_minutes)) if config.max_duration_minutes else None
+    sweep = Sweep.objects.create(
+        owner=owner, pipeline=pipeline, name=(name or (pipeline.name if pipeline else doc.get("name")) or "sweep")[:200],
+        snapshot=doc, config=config.as_dict(), base_values={k: v for k, v in (values or {}).items() if k not in swept},
+        study_name=f"designer-sweep-{uuid.uuid4().hex}", deadline=deadline)
+    studies.create(sweep, config)
+    fill(sweep.pk)
+    sweep.refresh_from_db()
+    return sweep
+
+
+# ---------------------------------------------------------------- moving on
+
+
+def fill(sweep_id: int) -> None:
+    """Start trials up to the limits, or end the sweep when nothing is left to run."""
+    with transaction.atomic():
+        sweep = Sweep.objects.select_for_update().filter(pk=sweep_id).first()
+        if sweep is None or sweep.finished:
+            return
+        config = sweep_config.SweepConfig.from_dict(sweep.config)
+        trials = list(sweep.trials.all())
+        active = [t for t in trials if not t.finished]
+        reason = _end_reason(sweep, config, trials)
+        if reason is None:
+            study = studies.load(sweep, config)
+            while len(active) < config.max_concurrent_runs and len(trials) < config.max_total_runs \
+                    and not tuning.exhausted(study, config):
+                trial = _start_trial(sweep, study, config)
+                trials.append(trial)
+                if not trial.finished:
+                    active.append(trial)
+            reason = _end_reason(sweep, config, trials) or ("the grid is exhausted" if tuning.exhausted(study, config) else None)
+        if not active and reason:
+            _finish(sweep, config, trials, reason)
+        elif sweep.status == st.QUEUED:
+            Sweep.objects.filter(pk=sweep.pk).update(status=st.RUNNING, started_at=timezone.now())
+
+
+def _end_reason(sweep: Sweep, config, trials: list[Trial]) -> str | None:
+    if sweep.cancel_requested:
+        return "cancelled by the user"
+    if sweep.deadline and timezone.now() >= sweep.deadline:
+        return f"max_duration_minutes ({config.max_duration_minutes:g}) reached"
+    if len(trials) >= config.max_total_runs:
+        return f"max_total_runs ({config.max_total_runs}) reached"
+    return None
+
+
+def _start_trial(sweep: Sweep, study, config) -> Trial:
+    types = {p["name"]: p["type"] for p in sweep.snapshot.get("parameters", [])}
+    asked = tuning.ask(study, config, types)
+    trial = Trial.objects.create(sweep=sweep, number=asked.number, optuna_trial_id=asked.trial_id,
+                                 values=asked.values, started_at=timezone.now())
+    try:
+        runs.submit(sweep.owner, sweep.snapshot, pipeline=sweep.pipeline, name=f"{sweep.name} · trial {asked.number}",
+                    values={**sweep.base_values, **asked.values}, trial=trial)
+    except graph.PipelineInvalid as e:  # a sampled value no module accepts (normal() can go below 0)
+        _end_trial(trial, st.FAILED, None, 0, "; ".join(str(p) for p in e.problems), study)
+    return trial
+
+
+def on_run_finished(sender=None, run_id: int | None = None, **kwargs) -> None:
+    """A trial's run is over: record its outcome, tell the study, move the sweep on."""
+    trial = Trial.objects.filter(run_id=run_id).select_related("sweep", "run").first()
+    if trial is None or trial.finished:
+        return
+    config = sweep_config.SweepConfig.from_dict(trial.sweep.config)
+    curve = primary_curve(trial.run, config.primary_metric_name)
+    value = tuning.best_value([v for _, v in curve], config.primary_metric_goal)
+    status = RUN_TO_TRIAL.get(trial.run.status, st.FAILED)
+    if status == st.COMPLETED and Trial.objects.filter(pk=trial.pk, stop_requested=True).exists():
+        status = st.EARLY_TERMINATED
+    error = "" if status != st.FAILED else _run_error(trial.run)
+    if status == st.COMPLETED and value is None:
+        status, error = st.FAILED, (f"the run completed but no module reported the primary metric "
+                                    f"{config.primary_metric_name!r}")
+    _end_trial(trial, status, value, len(curve), error, studies.load(trial.sweep, config))
+    fill(trial.sweep_id)
+
+
+def _end_trial(trial: Trial, status: str, value, epochs: int, error: str, study) -> None:
+    won = Trial.objects.filter(pk=trial.pk).exclude(status__in=st.TRIAL_FINISHED).update(
+        status=status, value=value, epochs=epochs, error=error, finished_at=timezone.now())
+    if won:
+        trial.status, trial.value = status, value
+        tuning.tell(study, trial.number, status, value)
+        _nudge(trial.sweep_id)
+
+
+def _run_error(run: Run) -> str:
+    failed = run.nodes.filter(status=st.FAILED).first()
+    return f"{failed.node_id} ({failed.kind}): {failed.error.splitlines()[-1] if failed.error else 'failed'}" if failed else ""
+
+
+def _finish(sweep: Sweep, config, trials: list[Trial], reason: str) -> None:
+    scored = [t for t in trials if t.value is not None and t.status in (st.COMPLETED, st.EARLY_TERMINATED)]
+    sign = 1 if config.primary_metric_goal == "maximize" else -1
+    best = max(scored, key=lambda t: sign * t.value, default=None)
+    if sweep.cancel_requested:
+        status = st.CANCELLED
+    else:
+        status = st.COMPLETED if best is not None else st.FAILED
+    if best is not None:
+        values = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in best.values.items())
+        message = f"{reason}; best trial {best.number}: {config.primary_metric_name} {best.value:.4g} ({values})"
+    else:
+        message = f"{reason}; no trial reported {config.primary_metric_name}" if trials else reason
+    Sweep.objects.filter(pk=sweep.pk).update(status=status, message=message, best_trial=best, finished_at=timezone.now(),
+                                             started_at=sweep.started_at or timezone.now())
+    _nudge(sweep.pk)
+
+
+# ---------------------------------------------------------------- cancel, deadline, apply
+
+
+def cancel(sweep: Sweep) -> None:
+    """Stop every trial (their processes end) and the sweep."""
+    Sweep.objects.filter(pk=sweep.pk).update(cancel_requested=True)
+    for trial in sweep.trials.select_related("run").exclude(status__in=st.TRIAL_FINISHED):
+        if trial.run is not None and not trial.run.finished:
+            runs.cancel(trial.run)
+    fill(sweep.pk)
+
+
+def tick() -> None:
+    """The workers' heartbeat: end sweeps past their deadline; move on those whose event was lost."""
+    for sweep in Sweep.objects.filter(status__in=(st.QUEUED, st.RUNNING)):
+        tick_one(sweep)
+
+
+def tick_one(sweep: Sweep) -> None:
+    if sweep.deadline and timezone.now() >= sweep.deadline:
+        for trial in sweep.trials.select_related("run").exclude(status__in=st.TRIAL_FINISHED):
+            if trial.run is not None and not trial.run.finished:
+                runs.cancel(trial.run)
+    for trial in sweep.trials.filter(run__status__in=st.RUN_FINISHED).exclude(status__in=st.TRIAL_FINISHED):
+        on_run_finished(run_id=trial.run_id)
+    fill(sweep.pk)
+
+
+def apply_best(sweep: Sweep) -> Pipeline:
+    """The best trial's values become the defaults of the pipeline's parameters (a new revision)."""
+    if sweep.pipeline is None:
+        raise drafts.DraftError("this sweep's pipeline was deleted: there is nothing to apply its values to")
+    if sweep.best_trial is None:
+        raise drafts.DraftError("this sweep has no best trial (yet): no trial reported its primary metric")
+    p = sweep.pipeline
+    draft = graph.upgrade(p.draft)
+    values = sweep.best_trial.values
+    for declared in draft.get("parameters", []):
+        if declared["name"] in values:
+            declared["default"] = values[declared["name"]]
+    Pipeline.objects.filter(pk=p.pk).update(draft=draft, revision=F("revision") + 1, updated_at=timezone.now())
+    p.refresh_from_db()
+    return p
+
+
+# ---------------------------------------------------------------- reading
+
+
+def primary_curve(run: Run | None, metric: str) -> list[tuple[int, float]]:
+    """[(step, value)] of the run's primary metric, first value per step; a reused training node's
+    figures come from the run that computed it."""
+    if run is None:
+        return []
+    sources = [(run.pk, None)]
+    for nr in NodeRun.objects.filter(run=run, status=st.REUSED).select_related("reused_from"):
+        if nr.reused_from is not None:
+            sources.append((nr.reused_from.run_id, nr.reused_from.node_id))
+    curve: dict[int, float] = {}
+    for run_id, node_id in sources:
+        rows = Event.objects.filter(run_id=run_id, type="metric", data__name=metric)
+        if node_id is not None:
+            rows = rows.filter(node_id=node_id)
+        for data in rows.order_by("id").values_list("data", flat=True):
+            if data.get("step") is not None:
+                curve.setdefault(int(data["step"]), float(data["value"]))
+    return sorted(curve.items())
+
+
+def _nudge(sweep_id: int) -> None:
+    events.nudge_sweep(sweep_id)

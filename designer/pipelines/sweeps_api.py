@@ -1,0 +1,96 @@
+"""The sweeps' JSON API (the sweep dialog, the sweep page, scripts). Owner only: anyone else's
+sweep answers 404."""
+from __future__ import annotations
+
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404
+
+from designer.engine import statuses as st
+from designer.engine import tuning
+from designer.pipelines import drafts, sweeps
+from designer.pipelines.api import BadRequest, api, body_json, pipeline_json
+from designer.pipelines.models import Sweep
+
+
+def _iso(at):
+    return at and at.isoformat()
+
+
+def trial_json(trial, metric: str, goal: str, best_id) -> dict:
+    status = trial.status
+    if not trial.finished and trial.run is not None and trial.run.status == st.RUNNING:
+        status = st.RUNNING
+    curve = sweeps.primary_curve(trial.run, metric)
+    return {"number": trial.number, "run": trial.run_id, "values": trial.values, "status": status,
+            "value": trial.value if trial.finished else tuning.best_value([v for _, v in curve], goal),
+            "epochs": trial.epochs if trial.finished else len(curve), "error": trial.error,
+            "started_at": _iso(trial.started_at), "finished_at": _iso(trial.finished_at), "duration": trial.duration,
+            "best": trial.pk == best_id, "curve": [[s, v] for s, v in curve],
+            "stopped_at_step": trial.stopped_at_step}
+
+
+def sweep_json(sweep: Sweep, with_trials: bool = True) -> dict:
+    config = sweep.config
+    d = {"id": sweep.pk, "name": sweep.name, "pipeline": sweep.pipeline_id, "status": sweep.status,
+         "message": sweep.message, "config": config,
+         "primary_metric": {"name": config["primary_metric_name"], "goal": config["primary_metric_goal"]},
+         "swept": [e["name"] for e in config["parameter_space"]], "base_values": sweep.base_values,
+         "submitted_at": _iso(sweep.submitted_at), "started_at": _iso(sweep.started_at),
+         "finished_at": _iso(sweep.finished_at),
+         "duration": (sweep.finished_at - sweep.started_at).total_seconds() if sweep.finished_at and sweep.started_at else None,
+         "best_trial": sweep.best_trial.number if sweep.best_trial_id else None}
+    if with_trials:
+        trials = sweep.trials.select_related("run")
+        d["trials"] = [trial_json(t, config["primary_metric_name"], config["primary_metric_goal"], sweep.best_trial_id) for t in trials]
+    else:
+        d["trial_count"] = sweep.trials.count()
+    return d
+
+
+def _own(request, pk) -> Sweep:
+    return get_object_or_404(Sweep.objects.select_related("best_trial"), pk=pk, owner=request.user)
+
+
+@api("GET", "POST")
+def sweep_list(request):
+    if request.method == "GET":
+        return JsonResponse({"sweeps": [sweep_json(s, False) for s in Sweep.objects.filter(owner=request.user)[:200]]})
+    data = body_json(request)
+    if "pipeline" not in data:
+        raise BadRequest("say which pipeline to sweep: `pipeline` (its id) is required")
+    pipeline = drafts.owned(request.user, data["pipeline"])
+    raw = data.get("config_yaml") if data.get("config_yaml") is not None else data.get("config")
+    if raw is None:
+        raise BadRequest("give the sweep configuration: `config` (an object) or `config_yaml` (text)")
+    values = data.get("parameters") or {}
+    if not isinstance(values, dict):
+        raise BadRequest(f"`parameters` is an object of pipeline parameter values, got {values!r}")
+    try:
+        sweep = sweeps.start(request.user, pipeline.draft, raw, pipeline=pipeline, name=data.get("name"), values=values)
+    except sweeps.SweepInvalid as e:
+        raise BadRequest(str(e), e.problems)
+    return JsonResponse(sweep_json(sweep), status=201)
+
+
+@api("GET")
+def sweep_detail(request, pk):
+    sweep = _own(request, pk)
+    if not sweep.finished:
+        sweeps.tick_one(sweep)
+        sweep.refresh_from_db()
+    return JsonResponse(sweep_json(sweep))
+
+
+@api("POST")
+def sweep_cancel(request, pk):
+    sweep = _own(request, pk)
+    if not sweep.finished:
+        sweeps.cancel(sweep)
+        sweep.refresh_from_db()
+    return JsonResponse(sweep_json(sweep))
+
+
+@api("POST")
+def sweep_apply_best(request, pk):
+    sweep = _own(request, pk)
+    return JsonResponse({"pipeline": pipeline_json(sweeps.apply_best(sweep))})
