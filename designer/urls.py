@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
-from designer.pipelines import api, datasets_api, views
+from designer.pipelines import api, compare, datasets_api, sweep_views, sweeps_api, views
 
 api_patterns = [
     path("modules", api.module_list),
@@ -17,7 +17,12 @@ api_patterns = [
     path("pipelines/<int:pk>/runs", api.pipeline_runs),
     path("datasets", datasets_api.dataset_list),
     path("datasets/<int:pk>", datasets_api.dataset_detail),
+    path("sweeps", sweeps_api.sweep_list),
+    path("sweeps/<int:pk>", sweeps_api.sweep_detail),
+    path("sweeps/<int:pk>/cancel", sweeps_api.sweep_cancel),
+    path("sweeps/<int:pk>/apply-best", sweeps_api.sweep_apply_best),
     path("runs", api.run_list),
+    path("runs/compare", compare.runs_compare),
     path("runs/<int:pk>", api.run_detail),
     path("runs/<int:pk>/cancel", api.run_cancel),
     path("runs/<int:pk>/events", api.run_events),
@@ -36,6 +41,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("pipelines/new", views.pipeline_new, name="pipeline_new"),
     path("compute", views.compute, name="compute"),
+    path("sweeps/", sweep_views.sweep_list, name="sweeps"),
+    path("sweeps/<int:pk>/", sweep_views.sweep_page, name="sweep"),
+    path("runs/compare", sweep_views.compare_page, name="compare_runs"),
     path("pipelines/import", views.pipeline_import, name="pipeline_import"),
     path("pipelines/<int:pk>/", views.designer, name="designer"),
     path("pipelines/<int:pk>/rename", views.pipeline_rename, name="pipeline_rename"),

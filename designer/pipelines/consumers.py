@@ -1,5 +1,6 @@
 """Relay a run's events to a browser. Storage is the truth: the consumer sends what the store
-holds after the last id the page saw, when nudged by the channel layer or every few seconds."""
+holds after the last id the page saw, when nudged by the channel layer or every few seconds.
+A sweep's page is only told that its sweep changed: it reads the sweep again from the API."""
 import asyncio
 from urllib.parse import parse_qs
 
@@ -8,7 +9,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from designer.pipelines import events
-from designer.pipelines.models import Run
+from designer.pipelines.models import Run, Sweep
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
@@ -44,3 +45,25 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             except TimeoutError:
                 pass
             self.wake.clear()
+
+
+class SweepConsumer(AsyncJsonWebsocketConsumer):
+    """Tells a sweep's page {"type": "changed"} on each nudge; the page then reads the sweep (and
+    also polls, since the in-memory channel layer cannot cross from a worker process)."""
+
+    async def connect(self):
+        user = self.scope["user"]
+        self.sweep_id = int(self.scope["url_route"]["kwargs"]["pk"])
+        if not user.is_authenticated or not await database_sync_to_async(Sweep.objects.filter(pk=self.sweep_id, owner=user).exists)():
+            await self.close(code=4404)
+            return
+        self.joined = True
+        await self.channel_layer.group_add(events.sweep_group_name(self.sweep_id), self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code):
+        if getattr(self, "joined", False):
+            await self.channel_layer.group_discard(events.sweep_group_name(self.sweep_id), self.channel_name)
+
+    async def sweep_nudge(self, message):
+        await self.send_json({"type": "changed"})

@@ -1,0 +1,78 @@
+/* The comparison page (templates/pipelines/compare.html), drawn from the data of
+ * designer/pipelines/compare.py given in the page: the runs, one colour each; the parameters
+ * and run settings that differ; the final metrics side by side, the best of each row marked;
+ * every metric's curves overlaid on one chart per metric. */
+import { lineChart } from './charts/lines.js';
+import { runColour } from './charts/colours.js';
+import { $, h } from './dom.js';
+import { statusLabel } from './statuses.js';
+import { bestIndices, formatValue } from './values.js';
+
+const data = JSON.parse($('#compare-boot').textContent);
+const runs = data.runs;
+
+/** "#12 digits · trial 3": how the legends and the column heads name a run. */
+const runLabel = (run) => `#${run.id} ${run.name}${run.trial ? ` · trial ${run.trial.number}` : ''}`;
+
+const swatch = (i) => h('span', { class: 'swatch', style: `background:${runColour(i)}`, 'aria-hidden': 'true' });
+
+function runHead(run, i) {
+  return h('th', { class: 'num', 'data-run': run.id, scope: 'col' }, swatch(i), `#${run.id}`,
+    run.trial ? h('span', { class: 'muted' }, ` trial ${run.trial.number}`) : null);
+}
+
+function runsTable() {
+  $('#compared-runs tbody').replaceChildren(...runs.map((run, i) => h('tr', { 'data-run': run.id },
+    h('td', {}, swatch(i), run.pipeline ? h('a', { href: `/pipelines/${run.pipeline}/?run=${run.id}` }, `Run #${run.id}`) : `Run #${run.id}`),
+    h('td', {}, run.name),
+    h('td', { class: `status-${run.status}` }, statusLabel(run.status)),
+    h('td', {}, run.trial ? h('a', { href: `/sweeps/${run.trial.sweep}/` }, `trial ${run.trial.number} of sweep ${run.trial.sweep}`) : '—'),
+    h('td', {}, new Date(run.submitted_at).toLocaleString()))));
+}
+
+/** A table of rows {label, values[per run]}; `best(row)` gives the cells to mark. */
+function sideBySide(table, title, rows, best = () => []) {
+  const head = h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, title), runs.map(runHead)));
+  const body = h('tbody', {}, rows.map((row) => {
+    const marked = new Set(best(row));
+    return h('tr', { 'data-key': row.key || row.label },
+      h('th', { scope: 'row' }, row.label),
+      row.values.map((v, i) => h('td', {
+        class: ['num', v === null || v === undefined ? 'absent' : '', marked.has(i) ? 'best' : ''].filter(Boolean).join(' '),
+        'data-run': runs[i].id, title: marked.has(i) ? 'best' : null,
+      }, formatValue(v))));
+  }));
+  table.replaceChildren(head, body);
+}
+
+function differences() {
+  $('#no-differences').hidden = data.differences.length > 0;
+  $('#differences').hidden = !data.differences.length;
+  sideBySide($('#differences'), 'Parameter or setting', data.differences);
+}
+
+function finals() {
+  $('#no-metrics').hidden = data.metrics.length > 0;
+  $('#final-metrics').hidden = !data.metrics.length;
+  const rows = data.metrics.map((m) => ({ key: m.label, label: m.label, goal: m.goal, values: m.final }));
+  sideBySide($('#final-metrics'), 'Metric (last value)', rows, (row) => bestIndices(row.values, row.goal));
+}
+
+function curves() {
+  const grid = $('#curves');
+  grid.replaceChildren();
+  for (const m of data.metrics) {
+    const canvas = h('canvas', { 'aria-label': `${m.label} by step, one line per run`, 'data-metric': m.label });
+    grid.append(h('div', { class: 'chart-card' }, h('h3', {}, m.label), h('div', { class: 'chart' }, canvas)));
+    const series = runs.map((run, i) => ({ label: runLabel(run), points: m.curves[i], colour: runColour(i) }))
+      .filter((s) => s.points.length);
+    lineChart(canvas, { xTitle: 'step', yTitle: m.name }).show(series);
+  }
+  if (!data.metrics.length) grid.append(h('p', { class: 'muted' }, 'No curves: none of these runs reported a metric.'));
+}
+
+runsTable();
+differences();
+finals();
+curves();
+document.documentElement.dataset.compareReady = 'true';
