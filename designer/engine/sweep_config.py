@@ -1,0 +1,400 @@
+"""A sweep's configuration in HyperDrive's vocabulary (YAML or JSON, same shape): parse and check it.
+
+    sampling: random            # random | grid | bayesian
+    parameter_space: [{name: learning_rate, expression: loguniform, values: [-9, -2]}, ...]
+    policy: {type: BanditPolicy, evaluation_interval: 1, slack_factor: 0.1, delay_evaluation: 0}
+    primary_metric_name: validation_top1_accuracy
+    primary_metric_goal: maximize
+    max_total_runs: 8
+    max_concurrent_runs: 2      # optional (1); max_duration_minutes, seed: optional
+
+`check()` names every problem at once (where it is, then why), each swept name being a pipeline
+parameter; `SweepConfig.as_dict()` is the canonical form, which `SweepConfig.from_dict()` reads back.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, fields
+
+import yaml
+
+from designer.engine.graph import Problem
+
+KEYS = ("sampling", "parameter_space", "policy", "primary_metric_name", "primary_metric_goal",
+        "max_total_runs", "max_concurrent_runs", "max_duration_minutes", "seed")
+REQUIRED = ("sampling", "parameter_space", "primary_metric_name", "primary_metric_goal", "max_total_runs")
+SAMPLINGS = ("random", "grid", "bayesian")
+GOALS = ("maximize", "minimize")
+# each expression and the names of its values, as HyperDrive documents them (choice: any number)
+EXPRESSIONS = {
+    "choice": None, "randint": ("upper",),
+    "uniform": ("low", "high"), "quniform": ("low", "high", "q"),
+    "loguniform": ("min_value", "max_value"), "qloguniform": ("min_value", "max_value", "q"),
+    "normal": ("mu", "sigma"), "qnormal": ("mu", "sigma", "q"),
+    "lognormal": ("mu", "sigma"), "qlognormal": ("mu", "sigma", "q"),
+}
+CONTINUOUS = ("uniform", "loguniform", "normal", "lognormal")  # no q: never a whole number
+POLICY_FIELDS = {
+    "BanditPolicy": ("evaluation_interval", "delay_evaluation", "slack_factor", "slack_amount"),
+    "MedianStoppingPolicy": ("evaluation_interval", "delay_evaluation"),
+    "TruncationSelectionPolicy": ("evaluation_interval", "delay_evaluation", "truncation_percentage"),
+    "NoTerminationPolicy": (),
+}
+MAX_TOTAL_RUNS, MAX_CONCURRENT_RUNS = 1000, 100  # HyperDrive's own limits
+MAX_EXPONENT = 709.0  # exp() of more overflows a float
+
+
+@dataclass(frozen=True)
+class SweepProblem(Problem):
+    """A Problem whose message already says where it is (`policy.slack_factor: ...`); `field` is
+    that place, for a form to mark it."""
+    field: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SweepConfigInvalid(ValueError):
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class Expression:
+    name: str
+    expression: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Policy:
+    type: str
+    evaluation_interval: int = 1
+    delay_evaluation: int = 0
+    slack_factor: float | None = None
+    slack_amount: float | None = None
+    truncation_percentage: float | None = None
+
+    def as_dict(self) -> dict:
+        return {"type": self.type} | {f: getattr(self, f) for f in POLICY_FIELDS[self.type] if getattr(self, f) is not None}
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    sampling: str
+    parameter_space: tuple[Expression, ...]
+    policy: Policy
+    primary_metric_name: str
+    primary_metric_goal: str
+    max_total_runs: int
+    max_concurrent_runs: int
+    max_duration_minutes: float | None = None
+    seed: int | None = None
+
+    def as_dict(self) -> dict:
+        space = [{"name": e.name, "expression": e.expression, "values": list(e.values)} for e in self.parameter_space]
+        out = {f.name: getattr(self, f.name) for f in fields(self)} | {"parameter_space": space, "policy": self.policy.as_dict()}
+        return {k: v for k, v in out.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> SweepConfig:
+        """Read back a stored `as_dict()`: checked on its own, not against a pipeline."""
+        return check(raw, None, None)
+
+
+def grid_size(config: SweepConfig) -> int | None:
+    """How many points a grid sweep has (the product of its choices' lengths); None otherwise."""
+    return math.prod(len(e.values) for e in config.parameter_space) if config.sampling == "grid" else None
+
+
+class _Loader(yaml.SafeLoader):  # YAML 1.1 reads `1e-3` (no dot) as a string: here it is the number a user means
+    pass
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                              re.compile(r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789."))
+
+
+def parse_text(text: str | bytes) -> dict:
+    """The configuration in YAML (JSON is YAML too) -> its value (check() refuses anything but a mapping);
+    a syntax error names its line and column."""
+    try:
+        raw = yaml.load(text, Loader=_Loader)  # a SafeLoader; bytes are read as UTF-8 (or UTF-16 with a BOM)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise SweepConfigInvalid([SweepProblem(f"{where}{e.problem or e.context} (not valid YAML or JSON)", "syntax")])
+    except yaml.YAMLError as e:  # e.g. bytes that are not UTF-8
+        raise SweepConfigInvalid([SweepProblem(f"the configuration is not valid YAML or JSON: {e}", "syntax")])
+    return raw
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "empty"
+    return {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping"}.get(type(value), f"{value!r}")
+
+
+def _is_number(value) -> bool:  # a YAML `true` is no number
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_whole(value) -> bool:  # 2.0 too
+    return _is_number(value) and float(value).is_integer()
+
+
+def _fmt(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else str(value)
+
+
+_one_of = ", ".join
+
+
+class _Checker:
+    """Collects every problem; each check returns the checked value, or None when it has a problem."""
+
+    def __init__(self):
+        self.problems: list[Problem] = []
+
+    def add(self, field: str, message: str, code: str, param: str | None = None, where: str | None = None) -> None:
+        self.problems.append(SweepProblem(f"{where or field}: {message}", code, param=param, field=field))
+
+    def unknown_keys(self, raw: dict, known: tuple, prefix: str = "", owner: str = "a sweep") -> None:
+        for key in raw:
+            if key not in known and not (prefix and key == "type"):
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f"did you mean {close[0]}?" if close else f"{owner} takes " + (_one_of(known) or "no other key")
+                self.add(f"{prefix}{key}", f"unknown key ({hint})", "unknown_key")
+
+    def whole(self, raw: dict, key: str, low: int, high: int | None = None, prefix: str = "", why: str = ""):
+        value, field = raw.get(key), prefix + key
+        if not _is_whole(value):
+            return self.add(field, f"must be a whole number, got {_fmt(value)}", "not_a_number")
+        if value < low or (high is not None and value > high):
+            why = why or f"must be at least {low}" + (f" and at most {high}" if high is not None else "")
+            return self.add(field, why, "out_of_range", where=f"{field} is {_fmt(value)}")
+        return int(value)
+
+
+def check(raw: dict, parameters: list[dict] | None, metrics: set[str] | None) -> SweepConfig:
+    """Check a configuration against the pipeline's parameter declarations ({name, type, default,
+    min?, max?}) and the metric names its modules emit; None skips those checks (a stored form).
+    Raises SweepConfigInvalid naming every problem."""
+    c = _Checker()
+    if not isinstance(raw, dict):
+        c.add("configuration", f"must be a mapping of keys (sampling, parameter_space, ...), not {_kind(raw)}", "not_a_mapping")
+        raise SweepConfigInvalid(c.problems)
+    c.unknown_keys(raw, KEYS)
+    for key in REQUIRED:
+        if key not in raw:
+            c.add(key, "missing (a sweep needs " + _one_of(REQUIRED) + ")", "missing_key")
+    sampling = raw.get("sampling")
+    if isinstance(sampling, str) and sampling.lower() in SAMPLINGS:
+        sampling = sampling.lower()
+    elif "sampling" in raw:
+        c.add("sampling", f"unknown sampling {_fmt(sampling)} (one of {_one_of(SAMPLINGS)})", "unknown_sampling")
+    space = _space(c, raw, sampling, parameters)
+    policy = _policy(c, raw.get("policy"))
+    metric, goal = _metric(c, raw, metrics)
+    limits = _limits(c, raw)
+    if c.problems:
+        raise SweepConfigInvalid(c.problems)
+    return SweepConfig(sampling, space, policy, metric, goal, *limits)
+
+
+def _metric(c: _Checker, raw: dict, metrics: set[str] | None) -> tuple[str | None, str | None]:
+    name, goal = raw.get("primary_metric_name"), raw.get("primary_metric_goal")
+    if "primary_metric_name" in raw and (not isinstance(name, str) or not name):
+        c.add("primary_metric_name", f"must be a metric's name, got {_fmt(name)}", "unknown_metric")
+    elif "primary_metric_name" in raw and metrics is not None and name not in metrics:
+        known = f"the pipeline's modules emit {_one_of(sorted(metrics))}" if metrics else "the pipeline's modules emit no metric"
+        c.add("primary_metric_name", f"unknown metric {name!r} ({known})", "unknown_metric")
+    if isinstance(goal, str) and goal.lower() in GOALS:
+        goal = goal.lower()  # HyperDrive writes MAXIMIZE
+    elif "primary_metric_goal" in raw:
+        c.add("primary_metric_goal", f"must be maximize or minimize, got {_fmt(goal)}", "unknown_goal")
+    return name, goal
+
+
+def _limits(c: _Checker, raw: dict) -> tuple:
+    total = c.whole(raw, "max_total_runs", 1, MAX_TOTAL_RUNS) if "max_total_runs" in raw else None
+    why = "at least one trial must run at a time" if raw.get("max_concurrent_runs") == 0 else ""
+    concurrent = c.whole(raw, "max_concurrent_runs", 1, MAX_CONCURRENT_RUNS, why=why) if "max_concurrent_runs" in raw else 1
+    duration = raw.get("max_duration_minutes")
+    if duration is not None and (not _is_number(duration) or duration <= 0):
+        c.add("max_duration_minutes", f"must be a number of minutes above 0, got {_fmt(duration)}", "out_of_range")
+    seed = raw.get("seed")
+    return total, concurrent, duration, None if seed is None else c.whole(raw, "seed", 0, 2**32 - 1)
+
+
+_POLICY_ALIASES = {name.lower().removesuffix("policy"): name for name in POLICY_FIELDS}  # bandit, medianstopping, ...
+
+
+def _policy(c: _Checker, raw) -> Policy | None:
+    """The early-termination policy (a mapping, or just its type); none given is NoTerminationPolicy."""
+    raw = {"type": "NoTerminationPolicy"} if raw is None else {"type": raw} if isinstance(raw, str) else raw
+    if not isinstance(raw, dict):
+        return c.add("policy", f"must be a mapping such as {{type: BanditPolicy, slack_factor: 0.1}}, not {_kind(raw)}", "invalid_policy")
+    kind = raw.get("type")
+    name = _POLICY_ALIASES.get(kind.lower().replace("_", "").removesuffix("policy")) if isinstance(kind, str) else None
+    if name is None:
+        what = "missing" if kind is None else f"unknown policy {_fmt(kind)}"
+        return c.add("policy.type", f"{what} (one of {_one_of(POLICY_FIELDS)})", "unknown_policy")
+    before = len(c.problems)
+    c.unknown_keys(raw, POLICY_FIELDS[name], "policy.", name)
+    values = {"evaluation_interval": 1, "delay_evaluation": 0}
+    for key, low in (("evaluation_interval", 1), ("delay_evaluation", 0)):
+        if key in raw and key in POLICY_FIELDS[name]:
+            values[key] = c.whole(raw, key, low, prefix="policy.")
+    slack = [k for k in ("slack_factor", "slack_amount") if raw.get(k) is not None]
+    if name == "BanditPolicy" and len(slack) != 1:
+        c.add("policy", "BanditPolicy takes slack_factor or slack_amount, not both" if slack else
+              "BanditPolicy needs slack_factor or slack_amount (how far behind the best trial a trial may fall)", "invalid_policy")
+    elif name == "BanditPolicy":
+        if not _is_number(raw[slack[0]]) or raw[slack[0]] <= 0:
+            c.add(f"policy.{slack[0]}", f"must be a number above 0, got {_fmt(raw[slack[0]])}", "out_of_range")
+        values[slack[0]] = raw[slack[0]]
+    if name == "TruncationSelectionPolicy":
+        pct = values["truncation_percentage"] = raw.get("truncation_percentage")
+        if not _is_number(pct) or not 1 <= pct <= 99:
+            got = "missing" if pct is None else f"got {_fmt(pct)}"
+            c.add("policy.truncation_percentage", f"TruncationSelectionPolicy needs a percentage from 1 to 99, {got}", "out_of_range")
+    return Policy(name, **values) if len(c.problems) == before else None
+
+
+def _space(c: _Checker, raw: dict, sampling: str | None, parameters: list[dict] | None) -> tuple[Expression, ...]:
+    if "parameter_space" not in raw:
+        return ()
+    entries = raw["parameter_space"]
+    if not isinstance(entries, list) or not entries:
+        not_a_list = "" if isinstance(entries, list) else f", not {_kind(entries)}"
+        return c.add("parameter_space", "must list at least one {name, expression, values}" + not_a_list, "empty_space") or ()
+    declared = None if parameters is None else {p["name"]: p for p in parameters}
+    space, seen = [], {}
+    for i, entry in enumerate(entries):
+        expression = _expression(c, i, entry, sampling, declared)
+        if expression is None:
+            continue
+        if expression.name in seen:
+            c.add(f"parameter_space[{i}]", f"{expression.name} is swept twice (also parameter_space[{seen[expression.name]}])",
+                  "duplicate_parameter", expression.name, where=f"parameter_space[{i}] ({expression.name})")
+        seen.setdefault(expression.name, i)
+        space.append(expression)
+    return tuple(space)
+
+
+def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict | None) -> Expression | None:
+    field = f"parameter_space[{i}]"
+    if not isinstance(entry, dict):
+        return c.add(field, f"must be a mapping {{name, expression, values}}, not {_kind(entry)}", "invalid_expression")
+    name = entry.get("name")
+    where = f"{field} ({name})" if isinstance(name, str) else field
+    param = name if isinstance(name, str) else None
+    before = len(c.problems)
+
+    def add(message: str, code: str) -> None:
+        c.add(field, message, code, param, where)
+
+    keys = ("name", "expression", "values")
+    odd = [f"missing {k}" for k in keys if k not in entry] + [f"unknown key {k}" for k in entry if k not in keys]
+    if odd:
+        add(f"{', '.join(odd)} (each entry has name, expression and values)", "invalid_expression")
+    if "name" in entry and (not isinstance(name, str) or not name):
+        add(f"name must be a pipeline parameter's name, got {_fmt(name)}", "invalid_expression")
+    kind, values = entry.get("expression"), entry.get("values")
+    kind = kind if isinstance(kind, str) or kind is None else repr(kind)  # hashable from here on
+    if "expression" in entry and kind not in EXPRESSIONS:
+        add(f"unknown expression {_fmt(kind)} (one of {_one_of(EXPRESSIONS)})", "unknown_expression")
+    shaped = kind in EXPRESSIONS and "values" in entry and _values(add, kind, values)
+    if sampling == "grid" and kind in EXPRESSIONS and kind != "choice":
+        add(f"grid sampling takes choice only, as HyperDrive's GridParameterSampling does (not {kind})", "grid_needs_choice")
+    if "name" in entry and declared is not None:
+        _against_declaration(add, name, kind, values if shaped else None, declared)
+    return Expression(name, kind, tuple(values)) if len(c.problems) == before else None
+
+
+def _values(add, kind: str, values) -> bool:
+    """The values' count, types and order for their expression (HyperDrive's meanings); True when
+    they have the expression's shape (so that their range can be checked)."""
+    labels = EXPRESSIONS[kind]
+    takes = f"{kind} takes [{', '.join(labels)}]" if labels else "choice takes [value, value, ...]"
+    if not isinstance(values, list):
+        return add(f"values must be a list ({takes}), not {_kind(values)}", "invalid_values")
+    if kind == "choice":
+        if not values:
+            return add("empty choice (choice takes [value, value, ...]: at least one)", "empty_choice")
+        bad = [v for v in values if not (_is_number(v) or isinstance(v, (str, bool)))]
+        return not bad or add(f"choice values must be numbers, strings or booleans, not {_kind(bad[0])}", "invalid_values")
+    if len(values) != len(labels):
+        return add(f"{takes}, got {len(values)} value{'s' * (len(values) != 1)}", "wrong_value_count")
+    named = dict(zip(labels, values))
+    bad = [label for label, v in named.items() if not _is_number(v)]
+    if bad:
+        return add(f"{' and '.join(bad)} must be {'numbers' if bad[1:] else 'a number'} ({takes}), got {_fmt(named[bad[0]])}", "not_a_number")
+    if kind == "randint" and (not _is_whole(named["upper"]) or named["upper"] < 1):
+        return add(f"upper must be a whole number of at least 1 (randint takes [upper]: 0 to upper-1), got {_fmt(named['upper'])}", "out_of_range")
+    if labels[0] in ("low", "min_value"):
+        low, high = values[0], values[1]
+        if low > high or (low == high and kind in CONTINUOUS):
+            add(f"{labels[0]} ({_fmt(low)}) must be below {labels[1]} ({_fmt(high)}) ({takes})", "low_above_high")
+        if labels[0] == "min_value" and max(abs(low), abs(high)) > MAX_EXPONENT:
+            add(f"the bounds are exponents: exp({_fmt(max(low, high, key=abs))}) is out of a float's range ({takes})", "out_of_range")
+    if named.get("sigma", 1) <= 0:
+        add(f"sigma must be above 0, got {_fmt(named['sigma'])} ({takes})", "out_of_range")
+    if named.get("q", 1) <= 0:
+        add(f"q must be above 0, got {_fmt(named['q'])} ({takes})", "out_of_range")
+    return True
+
+
+def _against_declaration(add, name, kind, values, declared: dict) -> None:
+    """The swept name is a pipeline parameter, and the expression fits its type and range."""
+    if not isinstance(name, str) or name not in declared:
+        known = f"declared: {_one_of(declared)}" if declared else "this pipeline declares no parameters"
+        return add(f"unknown pipeline parameter {_fmt(name)} ({known})", "unknown_parameter")
+    if kind not in EXPRESSIONS or not isinstance(values, list):
+        return None
+    ptype = declared[name].get("type")
+    if ptype in ("bool", "string") and kind != "choice":
+        return add(f"{name} is a {ptype} parameter: only choice fits it (got {kind})", "type_mismatch")
+    article = "an" if ptype == "int" else "a"
+    if ptype == "int" and kind in CONTINUOUS:
+        return add(f"{name} is an int parameter: {kind} draws fractional values (use choice, randint or q{kind} with a whole q)",
+                   "type_mismatch")
+    labels = EXPRESSIONS[kind]
+    if ptype == "int" and labels and labels[-1] == "q" and len(values) == 3 and _is_number(values[2]) and not _is_whole(values[2]):
+        return add(f"{name} is an int parameter: q must be a whole number, got {_fmt(values[2])}", "type_mismatch")
+    if kind == "choice":
+        fits = {"int": _is_whole, "float": _is_number, "bool": lambda v: isinstance(v, bool), "string": lambda v: isinstance(v, str)}.get(ptype)
+        wrong = [v for v in values if fits and not fits(v)]
+        if wrong:
+            quote = " (quote it in YAML)" if ptype == "string" and isinstance(wrong[0], bool) else ""
+            return add(f"{name} is {article} {ptype} parameter: choice value {_fmt(wrong[0])} is not {article} {ptype}{quote}",
+                       "type_mismatch")
+    return _in_range(add, name, kind, values, declared[name])
+
+
+def _in_range(add, name: str, kind: str, values: list, declaration: dict) -> None:
+    """Bounded expressions stay inside the declared min/max (normal-family draws are clipped to it)."""
+    low, high = declaration.get("min"), declaration.get("max")
+    if low is None and high is None:
+        return None
+    if kind == "choice":
+        ends = {_fmt(v): v for v in values}
+    elif kind == "randint":
+        ends = {f"randint draw {_fmt(v)}": v for v in (0, values[0] - 1)}
+    elif kind in ("uniform", "quniform"):
+        ends = {f"low {_fmt(values[0])}": values[0], f"high {_fmt(values[1])}": values[1]}
+    elif kind in ("loguniform", "qloguniform") and max(map(abs, values[:2])) <= MAX_EXPONENT:
+        ends = {f"exp({_fmt(v)}) = {math.exp(v):.4g}": math.exp(v) for v in values[:2]}
+    else:
+        return None
+    for label, v in ends.items():
+        if (low is not None and v < low) or (high is not None and v > high):
+            side = f"below min {_fmt(low)}" if low is not None and v < low else f"above max {_fmt(high)}"
+            return add(f"{label} is {side} of {name} (declared range {_fmt(low)}..{_fmt(high)})", "out_of_range")
+    return None
