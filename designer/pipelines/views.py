@@ -131,7 +131,9 @@ def designer(request, pk):
 @require_POST
 def node_pane(request, pk):
     """The right pane for one node, generated from its module's declaration. Body: `node`, the
-    node's JSON as it is on the canvas; values already invalid are marked with the server's message."""
+    node's JSON as it is on the canvas; values already invalid are marked with the server's message.
+    A parameter bound to a pipeline parameter (node "bindings") shows the binding instead of its
+    input; the page script (binding.js) offers the pipeline's parameters to bind to."""
     drafts.owned(request.user, pk)
     try:
         node = json.loads(request.POST.get("node", ""))
@@ -140,11 +142,13 @@ def node_pane(request, pk):
         return HttpResponseBadRequest("`node` must be a node of the pipeline, as JSON")
     module = get_catalogue().get(kind)
     values = node.get("parameters") or {}
+    bindings = node.get("bindings") if isinstance(node.get("bindings"), dict) else {}
     fields = []
     for param in module.params if module else []:
         value = values.get(param.name, param.default)
         fields.append({"p": param, "value": value, "error": param.check(value) if param.name in values else None,
-                       "range": param._range_text() if hasattr(param, "_range_text") else ""})
+                       "range": param._range_text() if hasattr(param, "_range_text") else "",
+                       "bound": bindings.get(param.name)})
     settings = node.get("run_settings") or {}
     return render(request, "pipelines/_pane.html", {
         "node": node, "module": module, "fields": fields,

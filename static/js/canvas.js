@@ -1,7 +1,7 @@
 /* The canvas: AntV X6 (a classic script, global X6) with its plugins, the pipeline drawn on it,
  * the draft read back from it, dagre's layout (global dagre) and the minimap.
  * Run status paints never enter the undo history (option `ignoreHistory`, see SILENT). */
-import { NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, edgeMeta, nodeMeta } from './cells.js';
+import { NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, bindingLine, edgeMeta, nodeMeta } from './cells.js';
 import { linkOf, nodeDoc, toDraft } from './document.js';
 import { refusal } from './rules.js';
 
@@ -18,12 +18,14 @@ function registerShapes() {
       { tagName: 'text', selector: 'label' },
       { tagName: 'text', selector: 'status' },
       { tagName: 'text', selector: 'badge' },
+      { tagName: 'text', selector: 'bindings' },
     ],
     attrs: {
       body: { refWidth: '100%', refHeight: '100%', rx: 6, ry: 6, fill: '#fff', stroke: '#8c959f', strokeWidth: 1 },
       stripe: { width: 6, refHeight: '100%', rx: 3, ry: 3, fill: '#d0d7de' },
       label: { refX: 16, refY: 19, fontSize: 13, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle' },
       status: { refX: 16, refY: 39, fontSize: 11, fill: '#57606a', textAnchor: 'start', textVerticalAnchor: 'middle' },
+      bindings: { refX: 16, refY: 56, fontSize: 11, fill: '#8250df', textAnchor: 'start', textVerticalAnchor: 'middle' },
       badge: { refX: NODE_W - 10, refY: 17, fontSize: 12, fontWeight: 'bold', fill: '#cf222e', textAnchor: 'end', textVerticalAnchor: 'middle' },
     },
     ports: {
@@ -125,6 +127,13 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
   const parts = makeGraph(container, refuse, onRefusal, drawing);
   const { graph, history } = parts;
   graph.on('edge:connected', ({ edge }) => drawing.delete(edge));
+  // a node's bound parameters: a line of its own, the node taller (kept out of the undo history:
+  // an undo of the binding itself changes the data back, and this follows)
+  graph.on('node:change:data', ({ node }) => {
+    const line = bindingLine(node.getData().bindings);
+    node.attr('bindings', { text: line.text, title: line.title }, SILENT);
+    if (node.getSize().height !== line.height) node.resize(NODE_W, line.height, SILENT);
+  });
   const canvas = {
     ...parts,
     container,

@@ -1,8 +1,11 @@
 /* X6 cells from the pipeline document (pure): a node's box, its ports, its label; a link's edge. */
 import { IN, OUT, nodeData, portId } from './document.js';
+import { bindingText } from './params.js';
 
 export const NODE_W = 200;
 export const NODE_H = 54;
+/** A node with bound parameters is taller: a third line names them ("learning_rate=@lr"). */
+export const NODE_H_BOUND = 70;
 export const NODE_SHAPE = 'pd-module';
 export const LINK_SHAPE = 'pd-link';
 export const PROBLEM_RED = '#cf222e';
@@ -40,12 +43,20 @@ export function nodeLabel(doc, module, datasets) {
   return ds ? `${module.label}: ${ds.name}` : module.label;
 }
 
+/** A node's binding line and height: {text, title, height}. */
+export function bindingLine(bindings) {
+  const title = bindingText(bindings);
+  return { text: title ? shorten(title) : '', title, height: title ? NODE_H_BOUND : NODE_H };
+}
+
 /** The X6 node of a node's JSON. catalogue: {modules: Map kind -> module, datasets: Map id -> dataset}. */
 export function nodeMeta(doc, pos, links, catalogue) {
   const m = catalogue.modules.get(doc.kind);
+  const bound = bindingLine(doc.bindings);
   return {
-    id: doc.id, shape: NODE_SHAPE, x: pos.x, y: pos.y, data: nodeData(doc),
-    attrs: { label: { text: shorten(nodeLabel(doc, m, catalogue.datasets)) }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind } },
+    id: doc.id, shape: NODE_SHAPE, x: pos.x, y: pos.y, width: NODE_W, height: bound.height, data: nodeData(doc),
+    attrs: { label: { text: shorten(nodeLabel(doc, m, catalogue.datasets)) }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind },
+      bindings: { text: bound.text, title: bound.title } },
     ports: { items: portItems(m, doc.id, links) },
   };
 }

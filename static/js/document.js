@@ -22,6 +22,7 @@ export function nodeDoc(id, data) {
   if (d.run_settings && Object.keys(d.run_settings).length) doc.run_settings = { ...d.run_settings };
   if (d.comment) doc.comment = d.comment;
   if (d.regenerate_output) doc.regenerate_output = true;
+  if (d.bindings && Object.keys(d.bindings).length) doc.bindings = { ...d.bindings };
   return doc;
 }
 
@@ -48,7 +49,14 @@ export function toDraft(extra, nodes, edges) {
   const layout = {};
   for (const n of nodes) layout[n.id] = { x: Math.round(n.position.x), y: Math.round(n.position.y) };
   const links = edges.map(linkOf).filter(Boolean);
-  return { ...extra, schema_version: 1, nodes: nodes.map((n) => nodeDoc(n.id, n.data)), links, layout };
+  const docs = nodes.map((n) => nodeDoc(n.id, n.data));
+  return { ...extra, schema_version: schemaVersion(extra, docs), nodes: docs, links, layout };
+}
+
+/** The draft's schema_version: 2 once it declares parameters or binds one (as loaded otherwise). */
+export function schemaVersion(extra, docs) {
+  const v2 = (extra.parameters && extra.parameters.length) || docs.some((d) => d.bindings);
+  return Math.max(extra.schema_version || 1, v2 ? 2 : 1);
 }
 
 /** The first free id "n<k>" above every id of that form already taken. */

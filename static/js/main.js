@@ -12,11 +12,14 @@ import { banner } from './messages.js';
 import { metricsTab } from './metrics.js';
 import { outputsTab, showVisualize } from './outputs.js';
 import { nodePane, tabs } from './pane.js';
+import { bindingMenu } from './binding.js';
 import { palette } from './palette.js';
+import { paramsPanel, paramsStore } from './paramspanel.js';
 import { problemsView } from './problems.js';
 import { runsView } from './runs.js';
 import { autosave } from './save.js';
 import { statusBook } from './statuses.js';
+import { sweepDialog } from './sweepdialog.js';
 
 performance.mark('designer:start');
 const boot = JSON.parse($('#designer-boot').textContent);
@@ -26,25 +29,36 @@ const catalogue = {
   datasets: new Map((boot.datasets || []).map((d) => [d.id, d])),
 };
 
-const canvas = createCanvas($('#canvas'), catalogue, draftExtra(boot.draft), (why) => banner(why));
+const extra = draftExtra(boot.draft); // name, parameters...: sent back with each save
+const canvas = createCanvas($('#canvas'), catalogue, extra, (why) => banner(why));
 const { graph, history } = canvas;
 const problems = problemsView(canvas, catalogue.modules, boot.problems || []);
-const saver = autosave(boot.id, boot.revision, canvas.toDraft, (list) => problems.set(list));
+const saver = autosave(boot.id, boot.revision, canvas.toDraft, (list) => { problems.set(list); paramsView.mark(); });
 const edits = editing(canvas, catalogue.modules, saver.saveNow);
 palette(canvas, catalogue, edits.addAtCentre);
 
+// the pipeline's parameters: edited in the Module tab while no module is selected, bound in a node's pane
+const store = paramsStore(extra, () => saver.schedule());
+const paramsView = paramsPanel(graph, store, problems.list);
+
 // the right pane: the run tabs follow the selected node and the run shown
-const pane = nodePane(canvas, $('.designer').dataset.paneUrl, problems.markPane);
+const pane = nodePane(canvas, $('.designer').dataset.paneUrl, problems.markPane, paramsView.show);
+bindingMenu(pane, store, catalogue.modules);
 const tabBar = tabs(() => refreshRunTabs());
 const runs = runsView(canvas, book, boot.id, {
   settle: saver.settle,
   problems,
+  params: store.list,
   hooks: {
     tabs: () => refreshRunTabs(),
     node: (id) => { if (isPaneNode(id)) refreshRunTabs(); },
     metric: (id) => { if (isPaneNode(id) && tabBar.current() === 'metrics') metrics.show(); },
   },
 });
+// the metric names the pipeline's modules emit (a sweep's primary metric is one of them)
+const metricNames = () => [...new Set(graph.getNodes().flatMap((n) => (catalogue.modules.get(n.getData().kind) || {}).metrics || []))];
+const sweeps = sweepDialog({ pipelineId: boot.id, params: store.list, metrics: metricNames, settle: saver.settle });
+store.onChange(sweeps.updateButton);
 const view = { run: runs.run, node: pane.node, tab: tabBar.current, metrics: runs.metrics };
 const outputs = outputsTab(view, book);
 const metrics = metricsTab(view, book);
@@ -75,6 +89,7 @@ performance.mark('designer:loaded');
 graph.on('node:added', ({ node }) => canvas.select(node));
 graph.on('history:change', () => { saver.schedule(); edits.updateButtons(); });
 problems.paint();
+pane.show(null);
 edits.updateButtons();
 if (graph.getNodes().length) canvas.fit();
 const wanted = Number(new URLSearchParams(location.search).get('run'));

@@ -24,15 +24,16 @@ const fieldOf = (input) => ({
 
 /**
  * The Module tab of the node selected alone. paneUrl renders a node's form;
- * onSwap() runs once a form is in (to mark its problems).
+ * onSwap() runs once a form is in (to mark its problems); empty(panel) fills it when no node is
+ * selected alone (the pipeline's own settings).
  */
-export function nodePane(canvas, paneUrl, onSwap) {
+export function nodePane(canvas, paneUrl, onSwap, empty) {
   const panel = $('#tab-module');
   let node = null;
 
   function show(next) {
     node = next;
-    if (!node) { panel.replaceChildren(muted('Select a module on the canvas to see its parameters.')); return; }
+    if (!node) { panel.replaceChildren(muted('Select a module on the canvas to see its parameters.')); empty(panel); return; }
     htmx.ajax('POST', paneUrl, { target: '#tab-module', swap: 'innerHTML', values: { node: JSON.stringify(canvas.doc(node)) } });
   }
 

@@ -7,12 +7,17 @@ import { duration, nodeStatusText, runSummary } from './format.js';
 import { banner } from './messages.js';
 import { EVENTS, addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
 import { watchRun } from './socket.js';
+import { askRunValues } from './submitdialog.js';
+
+/** "learning_rate=0.01, epochs=2" of a run's frozen parameter values, or ''. */
+export const valuesText = (values) => Object.entries(values || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
 
 /**
  * settle() saves the last edits first (false: they cannot be); problems: the problems view;
+ * params(): the pipeline's parameters (Submit asks for their values when there are any);
  * hooks: {tabs(): redraw the run tabs, node(id): a node's status changed, metric(id): a point came}.
  */
-export function runsView(canvas, book, pipelineId, { settle, problems, hooks }) {
+export function runsView(canvas, book, pipelineId, { settle, problems, params, hooks }) {
   const { graph } = canvas;
   let run = null; // the run shown on the canvas: {id, status, nodes: {id: {status, duration...}}}
   let metrics = {}; // node -> metric name -> [{x, y}]
@@ -96,10 +101,13 @@ export function runsView(canvas, book, pipelineId, { settle, problems, hooks }) 
     const panel = $('#tab-runs');
     if (!r.ok) return;
     if (!r.data.runs.length) { panel.replaceChildren(muted('No runs yet.')); return; }
-    const head = h('thead', {}, h('tr', {}, ['Run', 'Status', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
+    const head = h('thead', {}, h('tr', {}, ['Run', 'Status', 'Parameters', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
     const rows = r.data.runs.map((x) => h('tr', { 'data-run': x.id, class: run && run.id === x.id ? 'current' : null },
-      h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`)),
+      h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`),
+        x.trial ? h('a', { class: 'trial-mark', href: `/sweeps/${x.trial.sweep}/`, title: `Trial ${x.trial.number} of sweep #${x.trial.sweep}` },
+          `sweep #${x.trial.sweep} · trial ${x.trial.number}`) : null),
       h('td', { class: `status-${x.status}` }, x.status),
+      h('td', { class: 'run-values' }, valuesText(x.parameters) || h('span', { class: 'muted' }, '—')),
       h('td', {}, new Date(x.submitted_at).toLocaleString()),
       h('td', {}, duration(x.duration))));
     panel.replaceChildren(h('table', { class: 'runs' }, head, h('tbody', {}, rows)));
@@ -115,7 +123,10 @@ export function runsView(canvas, book, pipelineId, { settle, problems, hooks }) 
       if (!await settle()) return;
       const count = problems.list().length;
       if (count) { banner(`The pipeline cannot run: fix the ${count} problem(s) listed below the canvas first.`); return; }
-      const r = await api('POST', paths.runs(pipelineId), {});
+      const declared = params();
+      const send = (values) => api('POST', paths.runs(pipelineId), declared.length ? { parameters: values } : {});
+      const r = declared.length ? await askRunValues(declared, send) : await send({});
+      if (!r) return; // the dialog was closed
       if (!r.ok) {
         if (r.data && r.data.problems) problems.set(r.data.problems);
         banner(`Not submitted: ${errorOf(r, r.status)}`);

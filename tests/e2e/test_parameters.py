@@ -1,0 +1,141 @@
+"""Pipeline parameters in the designer: declared in the Module tab (no module selected), a module
+parameter bound to one (shown in its pane and on its node), Submit asking for their values (the
+server's problems under the field they name), and the values in the runs list."""
+import json
+
+import pytest
+from django.core.files.base import ContentFile
+
+from designer.pipelines.models import Dataset, Run
+from tests.conftest import ROOT
+from tests.e2e.helpers import node, open_designer, saved
+
+pytestmark = pytest.mark.browser
+
+
+def digits_draft(owner):
+    """examples/digits.json on a dataset of the owner's (no worker runs it: a run stays queued)."""
+    ds = Dataset(owner=owner, name="digits", size=4)
+    ds.file.save("digits.zip", ContentFile(b"none"), save=True)
+    doc = json.loads((ROOT / "examples" / "digits.json").read_text())
+    for n in doc["nodes"]:
+        if n["kind"] == "dataset":
+            n["parameters"]["dataset"] = ds.id
+    return {**doc, "schema_version": 2, "parameters": []}
+
+
+def select(page, nid):
+    box = node(page, nid).bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 15)
+    page.wait_for_selector(f"#node-form[data-node={nid}]")
+
+
+def blank(page):
+    """Click the empty canvas: no module selected, the Module tab shows the pipeline's parameters."""
+    page.locator("#canvas").focus()
+    page.keyboard.press("Escape")
+    box = page.locator("#canvas").bounding_box()
+    page.mouse.click(box["x"] + 8, box["y"] + box["height"] - 8)
+    page.wait_for_selector(".pipeline-params")
+
+
+def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
+    p = open_designer(page, users["owner"], digits_draft(users["owner"]))
+    page.wait_for_selector(".pipeline-params >> text=No parameters yet.")
+    page.click("#add-parameter")
+    page.fill("#pp-0-name", "learning_rate")
+    page.fill("#pp-0-default", "0.05")
+    page.fill("#pp-0-min", "0.000001")
+    page.fill("#pp-0-max", "1")
+    page.fill("#pp-0-help", "SGD learning rate")
+    page.locator("#pp-0-help").blur()
+    draft = saved(page).draft
+    assert draft["schema_version"] == 2
+    assert draft["parameters"] == [{"name": "learning_rate", "type": "float", "default": 0.05, "min": 1e-06, "max": 1, "help": "SGD learning rate"}]
+    # the Sweep button is live once a parameter is declared
+    assert page.get_attribute("#sweep", "aria-disabled") == "false"
+
+    # bind Learning rate of Train PyTorch Model to it: the menu offers it (a float), and a new one
+    select(page, "train")
+    page.click("[data-field=learning_rate] .bind-button")
+    menu = page.locator("[data-field=learning_rate] .bind-menu")
+    assert menu.locator("[data-to]").all_inner_texts()[0].startswith("learning_rate")
+    assert menu.locator("[data-new]").get_attribute("data-new") == "learning_rate_2"
+    page.shot("bind-menu")
+    menu.locator("[data-to=learning_rate]").click()
+    page.wait_for_selector("[data-field=learning_rate] .chip >> text=⟶ learning_rate")
+    assert page.locator("#param-learning_rate").count() == 0  # the binding shows instead of the input
+    # Epochs: bound to a new int parameter made from it (name, type, value and range prefilled)
+    page.click("[data-field=epochs] .bind-button")
+    page.click("[data-field=epochs] .bind-menu [data-new=epochs]")
+    page.wait_for_selector("[data-field=epochs] .chip >> text=⟶ epochs")
+    line = node(page, "train").locator("text").filter(has_text="=@")
+    # the line is cut to the node's width; its tooltip (an SVG title) names every binding
+    assert line.first.text_content().startswith("learning_rate=@learning")
+    assert "learning_rate=@learning_rate, epochs=@epochs" in line.first.locator("title").text_content()
+    page.shot("bound")
+    draft = saved(page).draft
+    train = next(n for n in draft["nodes"] if n["id"] == "train")
+    assert train["bindings"] == {"learning_rate": "learning_rate", "epochs": "epochs"}
+    assert draft["parameters"][1] == {"name": "epochs", "type": "int", "default": 5, "min": 1, "help": "passes over the training dataset"}
+    assert page.locator("#problems.ok").count() == 1
+
+    # a default out of the bound module parameter's range: the server names the binding
+    blank(page)
+    page.fill("#pp-1-default", "0")
+    page.locator("#pp-1-default").blur()
+    page.wait_for_selector("[data-name=epochs] .pp-problems li")
+    assert "Epochs" in page.inner_text("[data-name=epochs] .pp-problems")
+    assert node(page, "train").locator("[data-problems]").count() == 1
+    page.shot("parameters-problem")
+    page.fill("#pp-1-default", "2")
+    page.locator("#pp-1-default").blur()
+    page.wait_for_selector("#problems.ok")
+
+    # unbind Epochs in the pane: its input comes back with the node's own value
+    select(page, "train")
+    page.click("[data-unbind=epochs]")
+    page.wait_for_selector("#param-epochs")
+    assert page.input_value("#param-epochs") == "5"
+
+    # Submit asks for the values; a bad one is refused by the server under its field
+    page.click("#submit")
+    dialog = page.locator("#run-dialog")
+    dialog.wait_for()
+    assert page.input_value("#run-param-0") == "0.05"
+    assert "1e-06 .. 1" in dialog.locator("[data-field=learning_rate] .help").inner_text() or \
+        "0.000001 .. 1" in dialog.locator("[data-field=learning_rate] .help").inner_text()
+    page.fill("#run-param-0", "5")
+    page.click("#run-dialog-submit")
+    err = page.locator("#run-param-0-error")
+    err.wait_for(state="visible")
+    assert "learning_rate" in err.inner_text()
+    page.shot("submit-refused")
+    assert Run.objects.count() == 0
+    page.fill("#run-param-0", "0.01")
+    page.click("#run-dialog-submit")
+    dialog.wait_for(state="detached")
+    page.wait_for_selector("#run-banner:not([hidden])")
+    run = Run.objects.get()
+    assert run.parameter_values["learning_rate"] == 0.01
+    page.click("[data-tab=runs]")
+    cell = page.locator(f"#tab-runs tr[data-run='{run.id}'] .run-values")
+    cell.wait_for()
+    assert "learning_rate=0.01" in cell.inner_text()
+    page.shot("runs-list")
+    assert p.pk == run.pipeline_id
+
+
+def test_a_pipeline_without_parameters_submits_at_once_and_cannot_sweep(page, users):
+    from tests.pipes import node as n
+    from tests.pipes import pipeline
+
+    open_designer(page, users["owner"], pipeline([n("src", "toy_source", value=3)], []))
+    assert page.get_attribute("#sweep", "aria-disabled") == "true"
+    assert "Declare a pipeline parameter first" in page.get_attribute("#sweep", "title")
+    page.click("#sweep", force=True)  # aria-disabled: a click does nothing
+    assert page.locator("#sweep-dialog").count() == 0
+    page.click("#submit")
+    page.wait_for_selector("#run-banner:not([hidden])")
+    assert page.locator("#run-dialog").count() == 0
+    assert Run.objects.get().parameter_values == {}
