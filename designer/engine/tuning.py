@@ -52,6 +52,14 @@ def storage(url: str) -> optuna.storages.RDBStorage:
         return _storages[key]
 
 
+def close_storages() -> None:
+    """Close this process's database connections (a test's teardown; PostgreSQL's would otherwise
+    be left open until the process exits)."""
+    with _storages_lock:
+        for key in [k for k in _storages if k[0] == os.getpid()]:
+            _storages.pop(key).engine.dispose()
+
+
 @dataclass
 class Asked:
     number: int  # the trial's number in its sweep, from 0
@@ -77,10 +85,15 @@ def ask(study: optuna.Study, config: SweepConfig, types: dict[str, str],
     """A new trial and its values, each cast to its pipeline parameter's type ("int", "float",
     "bool", "string"); `ranges` (name -> (min, max), either None) clips the unbounded forms
     (normal, lognormal, and the q forms' rounding) into a parameter's declared range. The values
-    are also the trial's user attribute "values". A grid that is exhausted() has no more trials."""
+    are also the trial's user attribute "values". An exhausted() sweep has no more trials: a
+    ValueError (also when another process took the last one meanwhile)."""
     if exhausted(study, config):
-        raise ValueError(f"the grid's {grid_size(config)} points have all been asked")
+        raise ValueError(_no_more(config))
     trial = study.ask()
+    if trial.number >= min(grid_size(config) or config.max_total_runs, config.max_total_runs):
+        trial.set_user_attr("status", "surplus")  # another process asked for the last trial first
+        study.tell(trial, state=TrialState.FAIL)
+        raise ValueError(_no_more(config))
     values = {}
     for e in config.parameter_space:
         low, high = (ranges or {}).get(e.name, (None, None))
@@ -122,9 +135,15 @@ def tell(study: optuna.Study, number: int, state: str, value: float | None) -> N
 
 
 def exhausted(study: optuna.Study, config: SweepConfig) -> bool:
-    """A grid sweep has asked for every point of its grid (random and bayesian never are)."""
+    """The sweep has asked for max_total_runs trials, or for every point of its grid."""
+    return len(study.get_trials(deepcopy=False)) >= min(grid_size(config) or config.max_total_runs, config.max_total_runs)
+
+
+def _no_more(config: SweepConfig) -> str:
     size = grid_size(config)
-    return size is not None and len(study.get_trials(deepcopy=False)) >= size
+    if size is not None and size <= config.max_total_runs:
+        return f"the grid's {size} points have all been asked"
+    return f"max_total_runs ({config.max_total_runs}) trials have been asked"
 
 
 def best_value(values: list[float], goal: str) -> float | None:

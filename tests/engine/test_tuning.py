@@ -80,6 +80,19 @@ def test_a_2x2_grid_gives_4_distinct_points_asked_together_then_is_exhausted(sto
     assert study.best_trial.user_attrs["values"]["learning_rate"] == 0.1
 
 
+def test_a_sweep_asks_no_more_than_max_total_runs_even_when_two_workers_race(storage, monkeypatch):
+    cfg = config(max_total_runs=2)
+    study, asked = started(storage, cfg, 2)
+    assert tuning.exhausted(study, cfg)
+    with pytest.raises(ValueError, match=r"max_total_runs \(2\) trials have been asked"):
+        tuning.ask(study, cfg, TYPES, RANGES)
+    monkeypatch.setattr(tuning, "exhausted", lambda study, config: False)  # another worker looked just before
+    with pytest.raises(ValueError, match="max_total_runs"):
+        tuning.ask(study, cfg, TYPES, RANGES)
+    surplus = study.trials[2]
+    assert surplus.state == TrialState.FAIL and surplus.user_attrs == {"status": "surplus"}
+
+
 @pytest.mark.parametrize("sampling", ["random", "bayesian"])
 def test_sampled_values_are_typed_and_within_their_expressions_bounds(storage, sampling):
     cfg = config(sampling)
@@ -119,10 +132,13 @@ def test_a_seed_gives_the_same_trials_in_any_worker_and_two_workers_never_draw_t
     assert [tuning.ask(again, cfg, TYPES, RANGES).values for _ in range(4)] == asked
 
 
-def test_storage_is_made_once_per_url(tmp_path):
+def test_storage_is_made_once_per_url_until_closed(tmp_path):
     url = f"sqlite:///{tmp_path / 'optuna.sqlite3'}"
-    assert tuning.storage(url) is tuning.storage(url)
-    assert tuning.storage(url) is not tuning.storage(f"sqlite:///{tmp_path / 'other.sqlite3'}")
+    first = tuning.storage(url)
+    assert tuning.storage(url) is first and tuning.storage(f"sqlite:///{tmp_path / 'other.sqlite3'}") is not first
+    tuning.create_study(first, "kept", config())
+    tuning.close_storages()
+    assert tuning.storage(url) is not first and tuning.load_study(tuning.storage(url), "kept", config()).trials == []
 
 
 # -- reporting and telling ----------------------------------------------------------------------------------
