@@ -1,6 +1,6 @@
 /* X6 cells from the pipeline document (pure): a node's box, its ports, its label; a link's edge. */
 import { IN, OUT, nodeData, portId } from './document.js';
-import { bindingText } from './params.js';
+import { bindingShort, bindingText } from './params.js';
 
 export const NODE_W = 200;
 export const NODE_H = 54;
@@ -46,7 +46,7 @@ export function nodeLabel(doc, module, datasets) {
 /** A node's binding line and height: {text, title, height}. */
 export function bindingLine(bindings) {
   const title = bindingText(bindings);
-  return { text: title ? shorten(title) : '', title, height: title ? NODE_H_BOUND : NODE_H };
+  return { text: title ? shorten(bindingShort(bindings)) : '', title, height: title ? NODE_H_BOUND : NODE_H };
 }
 
 /** The X6 node of a node's JSON. catalogue: {modules: Map kind -> module, datasets: Map id -> dataset}. */

@@ -123,9 +123,14 @@ export function problemsOfParam(problems, name, index) {
   });
 }
 
-/** The line drawn on a bound node: "learning_rate=@lr, epochs=@epochs", or ''. */
+/** A node's bindings in full: "learning_rate=@lr, epochs=@epochs", or ''. */
 export function bindingText(bindings) {
   return Object.entries(bindings || {}).map(([param, to]) => `${param}=@${to}`).join(', ');
+}
+
+/** The same, short, for the line on the node: a parameter bound to its namesake is "@epochs". */
+export function bindingShort(bindings) {
+  return Object.entries(bindings || {}).map(([param, to]) => (param === to ? `@${to}` : `${param}=@${to}`)).join(', ');
 }
 
 /** A node's data with `param` bound to `to` (or unbound when `to` is null). */

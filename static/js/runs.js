@@ -93,7 +93,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     if (socket) socket.close(); // another run was picked meanwhile
     if (run) socket = watchRun(run.id, { onEvent, onReopened: () => reopened(id), isOver: () => !!run && book.isRunFinished(run.status) });
     hooks.tabs();
-    for (const tr of $$('#tab-runs tr[data-run]')) tr.classList.toggle('current', Number(tr.dataset.run) === id);
+    for (const tr of $$('#tab-runs tr[data-run], #tab-runs tr[data-values-of]')) tr.classList.toggle('current', Number(tr.dataset.run || tr.dataset.valuesOf) === id);
   }
 
   async function list() {
@@ -101,15 +101,23 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     const panel = $('#tab-runs');
     if (!r.ok) return;
     if (!r.data.runs.length) { panel.replaceChildren(muted('No runs yet.')); return; }
-    const head = h('thead', {}, h('tr', {}, ['Run', 'Status', 'Parameters', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
-    const rows = r.data.runs.map((x) => h('tr', { 'data-run': x.id, class: run && run.id === x.id ? 'current' : null },
-      h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`),
-        x.trial ? h('a', { class: 'trial-mark', href: `/sweeps/${x.trial.sweep}/`, title: `Trial ${x.trial.number} of sweep #${x.trial.sweep}` },
-          `sweep #${x.trial.sweep} · trial ${x.trial.number}`) : null),
-      h('td', { class: `status-${x.status}` }, x.status),
-      h('td', { class: 'run-values' }, valuesText(x.parameters) || h('span', { class: 'muted' }, '—')),
-      h('td', {}, new Date(x.submitted_at).toLocaleString()),
-      h('td', {}, duration(x.duration))));
+    const head = h('thead', {}, h('tr', {}, ['Run', 'Status', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
+    // a run's parameter values (and the sweep a trial belongs to) on a line of its own under it
+    const rows = r.data.runs.flatMap((x) => {
+      const cls = run && run.id === x.id ? 'current' : null;
+      const main = h('tr', { 'data-run': x.id, class: cls },
+        h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`)),
+        h('td', { class: `status-${x.status}` }, x.status),
+        h('td', {}, new Date(x.submitted_at).toLocaleString()),
+        h('td', {}, duration(x.duration)));
+      const values = valuesText(x.parameters);
+      if (!values && !x.trial) return [main];
+      main.classList.add('has-values');
+      return [main, h('tr', { 'data-values-of': x.id, class: `run-values-row${cls ? ` ${cls}` : ''}` }, h('td', { colspan: 4, class: 'run-values' },
+        x.trial ? h('a', { class: 'trial-mark', href: `/sweeps/${x.trial.sweep}/`, title: `Trial ${x.trial.number} of sweep #${x.trial.sweep}: open the sweep` },
+          `sweep #${x.trial.sweep} · trial ${x.trial.number}`) : null,
+        values ? h('span', { title: 'the values of the pipeline parameters in this run' }, values) : null))];
+    });
     panel.replaceChildren(h('table', { class: 'runs' }, head, h('tbody', {}, rows)));
   }
 

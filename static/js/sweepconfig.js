@@ -194,6 +194,7 @@ export function problemField(problem, config) {
   const [, key, index, name] = m;
   if (key === 'parameter_space') {
     if (name) return `row:${name}`;
+    if (problem.param && problem.field) return `row:${problem.param}`;
     const item = index !== undefined && config && Array.isArray(config.parameter_space) ? config.parameter_space[Number(index)] : null;
     return item && item.name ? `row:${item.name}` : 'parameter_space';
   }

@@ -4,7 +4,6 @@
  * 400 puts each problem next to the field it names, the rest in a list on top. */
 import { $, $$, button, h, muted } from './dom.js';
 import { api } from './api.js';
-import YAML from '../vendor/yaml/browser/index.js';
 import { configToForm, configYaml, defaultForm, formToConfig, parseYaml, problemField } from './sweepconfig.js';
 import { sweepFormEl } from './sweepform.js';
 
@@ -24,7 +23,12 @@ export function sweepDialog({ pipelineId, params, metrics, settle }) {
     btn.title = none ? NO_PARAMS : 'Sweep the pipeline parameters (HyperDrive-style): sampling, space, early termination';
   }
 
-  function open() {
+  // the yaml library is some 60 small modules: loaded when the dialog first opens, not with the page
+  let yamlLib = null;
+  const loadYaml = async () => { if (!yamlLib) yamlLib = (await import('../vendor/yaml/browser/index.js')).default; return yamlLib; };
+
+  async function open() {
+    const YAML = await loadYaml();
     const declared = params();
     let form = last ? configToForm(last, declared) : defaultForm(declared, metrics());
     let mode = 'form';
@@ -67,7 +71,7 @@ export function sweepDialog({ pipelineId, params, metrics, settle }) {
     }
 
     function showProblems(problems, config, error) {
-      for (const el of $$('[data-error-for]', formPanel)) el.textContent = '';
+      for (const el of $$('[data-error-for]', formPanel)) el.replaceChildren();
       for (const el of $$('.sw-field.invalid', formPanel)) el.classList.remove('invalid');
       const rest = [];
       for (const p of problems) {
@@ -75,7 +79,7 @@ export function sweepDialog({ pipelineId, params, metrics, settle }) {
         const key = mode === 'form' ? problemField(p, config) : '';
         const line = key && formPanel.querySelector(`[data-error-for="${CSS.escape(key)}"]`);
         if (line) {
-          line.textContent = line.textContent ? `${line.textContent} ${text}` : text;
+          line.append(h('span', { class: 'problem-line' }, text));
           line.closest('.sw-field').classList.add('invalid');
         } else {
           rest.push(h('li', {}, text));

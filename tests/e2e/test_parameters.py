@@ -69,11 +69,15 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
     page.click("[data-field=epochs] .bind-button")
     page.click("[data-field=epochs] .bind-menu [data-new=epochs]")
     page.wait_for_selector("[data-field=epochs] .chip >> text=⟶ epochs")
-    line = node(page, "train").locator("text").filter(has_text="=@")
-    # the line is cut to the node's width; its tooltip (an SVG title) names every binding
-    assert line.first.text_content().startswith("learning_rate=@learning")
+    line = node(page, "train").locator("text").filter(has_text="@learning_rate")
+    # "@name" for a parameter bound to its namesake; the tooltip (an SVG title) says it in full
+    assert line.first.text_content().replace("\u00a0", " ").endswith("@learning_rate, @epochs")
     assert "learning_rate=@learning_rate, epochs=@epochs" in line.first.locator("title").text_content()
     page.shot("bound")
+    for width in (1440, 1024):  # the pane, the node's binding line and the toolbar at both widths
+        page.set_viewport_size({"width": width, "height": 800})
+        page.shot(f"bound-{width}")
+    page.set_viewport_size({"width": 1400, "height": 900})
     draft = saved(page).draft
     train = next(n for n in draft["nodes"] if n["id"] == "train")
     assert train["bindings"] == {"learning_rate": "learning_rate", "epochs": "epochs"}
@@ -88,6 +92,9 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
     assert "Epochs" in page.inner_text("[data-name=epochs] .pp-problems")
     assert node(page, "train").locator("[data-problems]").count() == 1
     page.shot("parameters-problem")
+    page.set_viewport_size({"width": 1024, "height": 800})
+    page.shot("parameters-problem-1024")
+    page.set_viewport_size({"width": 1400, "height": 900})
     page.fill("#pp-1-default", "2")
     page.locator("#pp-1-default").blur()
     page.wait_for_selector("#problems.ok")
@@ -119,7 +126,7 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
     run = Run.objects.get()
     assert run.parameter_values["learning_rate"] == 0.01
     page.click("[data-tab=runs]")
-    cell = page.locator(f"#tab-runs tr[data-run='{run.id}'] .run-values")
+    cell = page.locator(f"#tab-runs tr[data-values-of='{run.id}'] .run-values")
     cell.wait_for()
     assert "learning_rate=0.01" in cell.inner_text()
     page.shot("runs-list")

@@ -92,6 +92,7 @@ test('bindings: set, unset, shown on the node, and following a renamed or remove
   assert.deepEqual(followRename(nodes, 'lr', null).map((c) => [c.id, c.data.bindings]), [['a', undefined], ['c', { y: 'other' }]]);
   // a bound node is taller, and its line says what is bound
   assert.deepEqual(bindingLine({ learning_rate: 'lr' }), { text: 'learning_rate=@lr', title: 'learning_rate=@lr', height: NODE_H_BOUND });
+  assert.equal(bindingLine({ learning_rate: 'learning_rate', epochs: 'epochs' }).text, '@learning_rate, @epochs');
   assert.equal(bindingLine(undefined).height, NODE_H);
   assert.ok(bindingLine({ learning_rate: 'learning_rate', epochs: 'epochs' }).text.length <= 26);
 });

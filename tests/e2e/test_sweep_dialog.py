@@ -1,0 +1,114 @@
+"""The Sweep dialog: a sweep of the pipeline's parameters written in the form or as YAML (the two
+tabs carry one config), the server's problems next to the fields they name, and a good sweep
+accepted (201) and opened on its page."""
+import pytest
+
+from designer.pipelines.models import Sweep
+from tests.e2e.helpers import open_designer
+from tests.pipes import pipeline
+from tests.pipes import node as n
+
+pytestmark = pytest.mark.browser
+
+
+def tuning_pipeline():
+    doc = pipeline([{**n("tune", "toy_tuning", learning_rate=0.01, batch_size=16),
+                     "bindings": {"learning_rate": "learning_rate", "batch_size": "batch_size"}}], [])
+    doc["parameters"] = [{"name": "learning_rate", "type": "float", "default": 0.01, "min": 1e-06, "max": 1.0, "help": ""},
+                         {"name": "batch_size", "type": "int", "default": 16, "min": 1, "max": 1024, "help": ""}]
+    return doc
+
+
+def problem_at(page, key):
+    return page.locator(f'#sweep-dialog [data-error-for="{key}"]')
+
+
+def test_a_grid_sweep_is_written_refused_with_its_problems_at_their_fields_then_started(page, users):
+    p = open_designer(page, users["owner"], tuning_pipeline())
+    assert page.get_attribute("#sweep", "aria-disabled") == "false"
+    page.click("#sweep")
+    page.wait_for_selector("#sweep-dialog[open]")
+    # the primary metric is one the pipeline's modules emit
+    assert page.locator("#sw-primary_metric_name option").all_inner_texts() == ["score", "loss"]
+    page.select_option("#sw-primary_metric_name", "score")
+    page.select_option("#sw-sampling", "grid")
+    # grid takes choice only: every swept row became a choice
+    assert page.locator("#sw-row-0-expression option").all_inner_texts() == ["choice"]
+    page.fill("#sw-row-0-values", "0.001, 0.01")
+    page.fill("#sw-row-1-values", "16, 32")
+    page.fill("#sw-max_total_runs", "4")
+    page.fill("#sw-max_concurrent_runs", "0")
+    page.select_option("#sw-policy-type", "BanditPolicy")
+    assert page.input_value("#sw-policy-slack_factor") == "0.1"
+    page.shot("grid-form")
+
+    # the same config as YAML; edited there: a grid with a uniform expression
+    page.click("#sweep-tab-yaml")
+    text = page.input_value("#sweep-yaml")
+    assert "sampling: grid" in text
+    assert "- { name: batch_size, expression: choice, values: [ 16, 32 ] }" in text
+    assert "max_concurrent_runs: 0" in text
+    page.fill("#sweep-yaml", text.replace("{ name: learning_rate, expression: choice, values: [ 0.001, 0.01 ] }",
+                                          "{ name: learning_rate, expression: uniform, values: [ 0.001, 0.1 ] }"))
+    page.shot("yaml")
+    # back to the form: the edit is there, and the form is what is sent
+    page.click("#sweep-tab-form")
+    assert page.input_value("#sw-row-0-expression") == "uniform"
+    assert page.input_value("#sw-row-0-high") == "0.1"
+    page.click("#sweep-submit")
+    problem_at(page, "max_concurrent_runs").wait_for(state="visible")
+    assert "max_concurrent_runs" in problem_at(page, "max_concurrent_runs").inner_text()
+    row = problem_at(page, "row:learning_rate")
+    assert "uniform" in row.inner_text() and "grid" in row.inner_text()
+    assert page.locator('#sweep-dialog [data-sweep-field="row:batch_size"].invalid').count() == 0
+    page.shot("problems")
+    assert Sweep.objects.count() == 0
+
+    # YAML that cannot be read stays in its tab, saying where
+    page.click("#sweep-tab-yaml")
+    page.fill("#sweep-yaml", "sampling: [grid\n")
+    page.click("#sweep-tab-form")
+    assert "line" in page.inner_text("#sweep-yaml-error")
+    assert page.locator("#sweep-yaml-panel").is_visible()
+    page.fill("#sweep-yaml", text.replace("max_concurrent_runs: 0", "max_concurrent_runs: 2"))
+    page.click("#sweep-tab-form")
+
+    # fixed: accepted, and the sweep's page opens
+    page.wait_for_selector("#sweep-form-panel:not([hidden])")
+    assert page.input_value("#sw-max_concurrent_runs") == "2"
+    with page.expect_navigation():
+        page.click("#sweep-submit")
+    sweep = Sweep.objects.get()
+    assert page.url.endswith(f"/sweeps/{sweep.id}/")
+    assert sweep.pipeline_id == p.id
+    assert sweep.config["sampling"] == "grid" and sweep.config["max_concurrent_runs"] == 2
+    assert [s["values"] for s in sweep.config["parameter_space"]] == [[0.001, 0.01], [16, 32]]
+
+
+def test_yaml_pasted_in_the_yaml_tab_is_what_is_sent(page, users):
+    p = open_designer(page, users["owner"], tuning_pipeline())
+    page.click("#sweep")
+    page.click("#sweep-tab-yaml")
+    page.fill("#sweep-yaml", "sampling: random\nparameter_space:\n  - name: learning_rate\n    expression: loguniform\n"
+                             "    values: [-9, -2]\n  - name: nope\n    expression: choice\n    values: []\n"
+                             "policy: {type: MedianStoppingPolicy, evaluation_interval: 1}\n"
+                             "primary_metric_name: accuracy\nprimary_metric_goal: maximize\nmax_total_runs: 4\nmax_concurrent_runs: 2\n")
+    page.click("#sweep-submit")
+    top = page.locator("#sweep-dialog .dialog-problems li")
+    top.first.wait_for()
+    texts = " | ".join(top.all_inner_texts())
+    assert "nope" in texts and "accuracy" in texts
+    page.shot("yaml-problems")
+    assert Sweep.objects.filter(pipeline=p).count() == 0
+    # the same problems in the form land at their fields
+    page.click("#sweep-tab-form")
+    assert page.input_value("#sw-row-0-expression") == "loguniform"
+    assert "e^-9 .. e^-2" in page.inner_text('[data-sweep-field="row:learning_rate"] .sw-hint')
+    page.click("#sweep-submit")
+    problem_at(page, "row:nope").wait_for(state="visible")
+    problem_at(page, "primary_metric_name").wait_for(state="visible")
+    page.shot("form-problems")
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.shot("form-problems-1024")
+    page.click("#sweep-cancel")
+    page.wait_for_selector("#sweep-dialog", state="detached")
