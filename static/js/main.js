@@ -44,6 +44,12 @@ const paramsView = paramsPanel(graph, store, problems.list);
 // the right pane: the run tabs follow the selected node and the run shown
 const pane = nodePane(canvas, $('.designer').dataset.paneUrl, problems.markPane, paramsView.show);
 bindingMenu(pane, store, catalogue.modules);
+problems.onParamProblem((name) => {
+  canvas.select([]);
+  tabBar.show('module');
+  pane.show(null);
+  paramsView.reveal(name);
+});
 const tabBar = tabs(() => refreshRunTabs());
 const runs = runsView(canvas, book, boot.id, {
   settle: saver.settle,

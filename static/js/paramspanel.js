@@ -142,7 +142,16 @@ export function paramsPanel(graph, store, problems) {
     if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
   }
 
+  /** Bring parameter `name`'s card into view, its first field focused. */
+  function reveal(name) {
+    const el = section && section.isConnected ? $$('.pp-card', section).find((c) => c.dataset.name === name) : null;
+    if (!el) return;
+    el.scrollIntoView({ block: 'nearest' });
+    el.querySelector('input').focus();
+  }
+
   return {
+    reveal,
     /** Fill the Module tab (no module selected). */
     show(el) { panel = el; section = null; render(); },
     mark,

@@ -65,9 +65,10 @@ export function problemsView(canvas, modules, initial) {
     painted = { nodes: new Set(marks.byNode.keys()), links: marks.links };
   }
 
+  let showParam = () => {}; // set by the page: show a pipeline parameter's card
   function goTo(p) {
     const n = p.node && graph.getCellById(p.node);
-    if (n) { canvas.select(n); graph.centerCell(n); }
+    if (n) { canvas.select(n); graph.centerCell(n); } else if (p.pipeline_parameter) showParam(p.pipeline_parameter);
   }
 
   function paintBar() {
@@ -111,5 +112,7 @@ export function problemsView(canvas, modules, initial) {
     set(next) { problems = next || []; paint(); },
     paint,
     markPane,
+    /** A problem about a pipeline parameter alone, clicked: show(name) brings its card into view. */
+    onParamProblem(show) { showParam = show; },
   };
 }

@@ -112,3 +112,30 @@ def test_yaml_pasted_in_the_yaml_tab_is_what_is_sent(page, users):
     page.shot("form-problems-1024")
     page.click("#sweep-cancel")
     page.wait_for_selector("#sweep-dialog", state="detached")
+
+
+def test_the_dialogs_work_under_the_content_security_policy(browser, server, users, transactional_db):
+    """No inline script or style, no eval: the yaml library's modules load when the dialog opens."""
+    from designer.pipelines.models import Pipeline
+    from tests.e2e.conftest import sign_in
+
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    sign_in(context, server, users["owner"])
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    p = Pipeline.objects.create(owner=users["owner"], name="p", draft=tuning_pipeline())
+    page.goto(f"{server.url}/pipelines/{p.id}/")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    page.click("#sweep")
+    page.wait_for_selector("#sweep-dialog[open]")
+    page.click("#sweep-tab-yaml")
+    assert "sampling: random" in page.input_value("#sweep-yaml")
+    page.click("#sweep-cancel")
+    page.click("#submit")
+    page.wait_for_selector("#run-dialog[open]")
+    page.click("#run-dialog-cancel")
+    page.wait_for_selector("#run-dialog", state="detached")
+    context.close()
+    assert not errors, errors
