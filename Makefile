@@ -57,6 +57,7 @@ bench: deps chromium
 	$(PY) bench/train.py
 	$(PY) bench/distributed.py
 	$(PY) bench/canvas.py
+	$(PY) bench/sweep.py
 
 lint: deps
 	.venv/bin/ruff check .

@@ -16,6 +16,7 @@ answers whether to stop it now) and tells how it ended (`tell`).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import statistics
@@ -159,8 +160,14 @@ def best_value(values: list[float], goal: str) -> float | None:
 class _Grid(GridSampler):
     """GridSampler as it is, except that it does not stop the study once the grid is done: that is
     for Study.optimize's loop, which ask-and-tell has not (Study.stop raises outside one). The
-    caller asks exhausted() instead. Trial number n takes grid point n, so trials asked together,
-    in any process, never share a point."""
+    caller asks exhausted() instead. Trial number n takes grid point n (in the order the values are
+    declared, parameters by name), so trials asked together, in any process, never share a point."""
+
+    def __init__(self, search_space, seed=None):
+        super().__init__(search_space, seed)
+        # in the order declared (GridSampler shuffles): trial n is the n-th combination, as a user
+        # reading the configuration expects, and the same in every process
+        self._all_grids = list(itertools.product(*self._search_space.values()))
 
     def after_trial(self, study, trial, state, values) -> None:
         pass
@@ -242,8 +249,10 @@ def pruner(config: SweepConfig) -> BasePruner:
 class _HyperDrivePolicy(BasePruner):
     """A HyperDrive early-termination policy on Optuna's pruner interface. At a step s (an
     epoch) with s >= max(delay_evaluation, 1) and s % evaluation_interval == 0, the trial is
-    compared with every other trial, running, completed or early terminated, that reported s;
-    with none to compare with it goes on. A trial whose metric at s is NaN (its training
+    compared with every other trial, running, completed or early terminated, at s: its value at s,
+    or, for a trial that has not reached s yet, its latest (HyperDrive judges every run at an
+    interval by what it has reported so far; trials running side by side would otherwise seldom
+    meet at the same step); with none to compare with it goes on. A trial whose metric at s is NaN (its training
     diverged) stops; another trial's NaN counts as the worst value."""
 
     def __init__(self, policy: Policy, goal: str):
@@ -254,7 +263,7 @@ class _HyperDrivePolicy(BasePruner):
         if step is None or step < max(self.policy.delay_evaluation, 1) or step % self.policy.evaluation_interval:
             return False
         others = [t for t in study.get_trials(deepcopy=False, states=COMPARED)
-                  if t.number != trial.number and step in t.intermediate_values]
+                  if t.number != trial.number and _at(t, step) is not None]
         return bool(others) and (math.isnan(trial.intermediate_values[step]) or self._stop(trial, others, step))
 
     def score(self, value: float) -> float:
@@ -267,6 +276,14 @@ class _HyperDrivePolicy(BasePruner):
         raise NotImplementedError
 
 
+def _at(trial: FrozenTrial, step: int) -> float | None:
+    """The trial's value at `step`, else its latest before it, else None."""
+    if step in trial.intermediate_values:
+        return trial.intermediate_values[step]
+    earlier = [s for s in trial.intermediate_values if s < step]
+    return trial.intermediate_values[max(earlier)] if earlier else None
+
+
 class BanditPolicy(_HyperDrivePolicy):
     """HyperDrive's BanditPolicy: stop a trial whose primary metric at an evaluation falls outside
     the slack of the best trial's at that step: with slack_factor, (maximize) value < best / (1 +
@@ -275,7 +292,7 @@ class BanditPolicy(_HyperDrivePolicy):
 
     def _stop(self, trial, others, step) -> bool:
         value = trial.intermediate_values[step]
-        finite = [v for v in [value] + [t.intermediate_values[step] for t in others] if not math.isnan(v)]
+        finite = [v for v in [value] + [_at(t, step) for t in others] if not math.isnan(v)]
         best = max(finite) if self.maximize else min(finite)
         factor, amount = self.policy.slack_factor, self.policy.slack_amount
         if factor is not None:
@@ -302,5 +319,5 @@ class TruncationSelectionPolicy(_HyperDrivePolicy):
 
     def _stop(self, trial, others, step) -> bool:
         own = self.score(trial.intermediate_values[step])
-        scores = [s for s in [own] + [self.score(t.intermediate_values[step]) for t in others] if math.isfinite(s)]
+        scores = [s for s in [own] + [self.score(_at(t, step)) for t in others] if math.isfinite(s)]
         return len(scores) >= 2 and own < float(np.percentile(scores, self.policy.truncation_percentage))

@@ -1,5 +1,9 @@
 """A sweep's Optuna study, stored in the project's own database (the tables Optuna creates beside
-Django's), so that every worker and the web app read and write the same study."""
+Django's), so that every worker and the web app read and write the same study.
+
+On SQLite (the embedded default) the study lives in a file beside Django's (`<database>-optuna`):
+SQLite lets one connection write at a time, and Optuna writes through its own connection while
+a Django transaction (starting a trial) holds the file."""
 from __future__ import annotations
 
 import threading
@@ -19,7 +23,7 @@ def storage_url() -> str:
     """The SQLAlchemy URL of the database Django uses now (the test database, in tests)."""
     d = connection.settings_dict
     if connection.vendor == "sqlite":
-        return f"sqlite:///{d['NAME']}"
+        return f"sqlite:///{d['NAME']}-optuna"
     return URL.create("postgresql+psycopg", username=d.get("USER") or None, password=d.get("PASSWORD") or None,
                       host=d.get("HOST") or None, port=int(d["PORT"]) if d.get("PORT") else None,
                       database=d["NAME"]).render_as_string(hide_password=False)

@@ -12,6 +12,7 @@ them). The early-termination policy acts in the worker that runs a trial's train
 """
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import timedelta
 
@@ -25,6 +26,7 @@ from designer.pipelines import drafts, events, runs, studies
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Sweep, Trial
 
+log = logging.getLogger(__name__)
 RUN_TO_TRIAL = {st.COMPLETED: st.COMPLETED, st.FAILED: st.FAILED, st.CANCELLED: st.CANCELLED}
 
 
@@ -93,7 +95,10 @@ def fill(sweep_id: int) -> None:
             study = studies.load(sweep, config)
             while len(active) < config.max_concurrent_runs and len(trials) < config.max_total_runs \
                     and not tuning.exhausted(study, config):
-                trial = _start_trial(sweep, study, config)
+                try:
+                    trial = _start_trial(sweep, study, config)
+                except ValueError:  # another process asked for the last trial first
+                    break
                 trials.append(trial)
                 if not trial.finished:
                     active.append(trial)
@@ -115,8 +120,10 @@ def _end_reason(sweep: Sweep, config, trials: list[Trial]) -> str | None:
 
 
 def _start_trial(sweep: Sweep, study, config) -> Trial:
-    types = {p["name"]: p["type"] for p in sweep.snapshot.get("parameters", [])}
-    asked = tuning.ask(study, config, types)
+    declared = sweep.snapshot.get("parameters", [])
+    types = {p["name"]: p["type"] for p in declared}
+    ranges = {p["name"]: (p.get("min"), p.get("max")) for p in declared if p.get("min") is not None or p.get("max") is not None}
+    asked = tuning.ask(study, config, types, ranges)
     trial = Trial.objects.create(sweep=sweep, number=asked.number, optuna_trial_id=asked.trial_id,
                                  values=asked.values, started_at=timezone.now())
     try:
@@ -128,6 +135,14 @@ def _start_trial(sweep: Sweep, study, config) -> Trial:
 
 
 def on_run_finished(sender=None, run_id: int | None = None, **kwargs) -> None:
+    """signals.run_finished: never lets the node that finished the run fail (tick() retries)."""
+    try:
+        trial_finished(run_id)
+    except Exception as e:  # the database or the study away for a moment: the heartbeat's tick() retries
+        log.warning("sweep: the end of run %s could not be recorded yet: %s", run_id, e)
+
+
+def trial_finished(run_id: int) -> None:
     """A trial's run is over: record its outcome, tell the study, move the sweep on."""
     trial = Trial.objects.filter(run_id=run_id).select_related("sweep", "run").first()
     if trial is None or trial.finished:

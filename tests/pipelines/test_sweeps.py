@@ -1,8 +1,10 @@
 """Sweeps on real Celery workers: trials as runs, shared upstream nodes computed once, concurrency
 limits, early termination by each policy, cancel, bad configurations, owner-only access."""
 import time
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from designer.engine import statuses as st
@@ -12,7 +14,7 @@ from tests.conftest import TEST_DATA
 from tests.pipes import link, node, pipeline
 from tests.workers import CeleryWorker
 
-pytestmark = [pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.timeout(600), pytest.mark.production]
 
 GOOD, BETTER, POOR = 0.005, 0.01, 0.00001  # a rate 1000x too small scores 1000x lower (tests/toy_modules.py ToyTuning)
 
@@ -81,6 +83,38 @@ def test_a_grid_of_four_gives_four_runs_the_right_best_and_runs_the_shared_node_
     assert {t.run.parameter_values["lr"] for t in trials} == {0.001, 0.002, GOOD, BETTER}  # frozen in each run
 
 
+POLICIES = [{"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 1},
+            {"type": "MedianStoppingPolicy", "evaluation_interval": 1, "delay_evaluation": 1},
+            {"type": "TruncationSelectionPolicy", "evaluation_interval": 1, "truncation_percentage": 50,
+             "delay_evaluation": 1}]
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=[p["type"] for p in POLICIES])
+def test_each_policy_stops_a_poor_trial_before_its_last_epoch_and_keeps_what_it_had(workers, users, policy):
+    """Whatever order the trials run in (two at a time, or one after another when one worker takes
+    both), a poor trial meets a better one and is stopped; the good one runs every epoch."""
+    epochs = 8
+    space = [{"name": "lr", "expression": "choice", "values": [BETTER, POOR, POOR / 2]}]
+    sweep = finished(sweeps.start(users["owner"], tuning_pipeline(epochs=epochs, epoch_seconds=0.3, source_sleep=0,
+                                                                  source_value=10 + POLICIES.index(policy)),
+                                  config(space, policy=policy, total=3, concurrent=2)))
+    good = sweep.trials.get(values={"lr": BETTER})
+    assert good.status == st.COMPLETED and good.epochs == epochs and sweep.best_trial == good
+    stopped = list(sweep.trials.filter(status=st.EARLY_TERMINATED))
+    assert stopped and good not in stopped, list(sweep.trials.values("values", "status", "epochs"))
+    for poor in stopped:
+        assert poor.stopped_at_step < epochs and poor.epochs < epochs
+        fit = NodeRun.objects.get(run=poor.run, node_id="fit")
+        assert fit.status == st.COMPLETED and (Path(fit.outputs["out"]) / "value.txt").is_file()  # kept its best so far
+        rate = poor.values["lr"]
+        assert poor.value == pytest.approx(max(rate * 100 * (1 - 0.5 / e) for e in range(1, poor.epochs + 1)))
+        log = "".join(f.read_text() for f in (Path(fit.outputs["out"]).parent / "logs").iterdir())
+        assert f"early terminated after epoch {poor.epochs} of {epochs}" in log
+
+
+@pytest.mark.skipif(settings.CELERY_BROKER_URL.startswith("sqla"),
+                    reason="the embedded broker lets a worker reserve several nodes (settings.py): one of two "
+                           "workers may take both trials; `make test` runs this on Redis")
 def test_random_sampling_runs_two_trials_at_a_time_on_two_workers_and_never_more(workers, users):
     space = [{"name": "lr", "expression": "uniform", "values": [0.001, 0.01]}]
     sweep = finished(sweeps.start(users["owner"], tuning_pipeline(epochs=4, epoch_seconds=0.5, source_value=2),
@@ -128,10 +162,90 @@ def test_max_duration_ends_the_sweep_and_its_trials(workers, users):
 
 def test_a_trial_whose_sampled_value_no_module_accepts_fails_named(db, users):
     doc = tuning_pipeline()
-    doc["parameters"][0]["min"] = None  # normal() may go below 0, which Learning rate refuses
+    del doc["parameters"][0]["min"]  # normal() may go below 0, which Learning rate refuses
     space = [{"name": "lr", "expression": "normal", "values": [-1.0, 0.001]}]
     sweep = finished(sweeps.start(users["owner"], doc, config(space, sampling="random", total=2, concurrent=1)), timeout=30)
     assert sweep.status == st.FAILED
     errors = list(sweep.trials.values_list("error", flat=True))
     assert len(errors) == 2 and all("Learning rate" in e for e in errors), errors
     assert not Trial.objects.filter(sweep=sweep, run__isnull=False).exists()
+
+
+# ---------------------------------------------------------------- the API: refusals, owners, parameters
+
+
+def saved(client, doc) -> int:
+    r = client.post("/api/pipelines", {"name": "tuning", "draft": doc}, content_type="application/json")
+    assert r.status_code == 201, r.content
+    return r.json()["id"]
+
+
+BAD = [  # (what is wrong, the config change, a text the user must read)
+    ("unknown expression", {"parameter_space": [{"name": "lr", "expression": "logarithmic", "values": [1, 2]}]}, "logarithmic"),
+    ("empty choice", {"parameter_space": [{"name": "lr", "expression": "choice", "values": []}]}, "choice"),
+    ("low > high", {"parameter_space": [{"name": "lr", "expression": "uniform", "values": [0.5, 0.1]}],
+                    "sampling": "random"}, "parameter_space[0] (lr)"),
+    ("unknown metric", {"primary_metric_name": "accuracy"}, "score"),
+    ("unknown parameter", {"parameter_space": [{"name": "momentum", "expression": "choice", "values": [0.9]}]}, "momentum"),
+    ("max_concurrent_runs 0", {"max_concurrent_runs": 0}, "max_concurrent_runs"),
+    ("grid with a continuous expression", {"parameter_space": [{"name": "lr", "expression": "uniform", "values": [0.001, 0.01]}]}, "grid"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("what", "change", "named"), BAD, ids=[b[0] for b in BAD])
+def test_every_bad_configuration_is_refused_and_named(owner_client, what, change, named):
+    pk = saved(owner_client, tuning_pipeline())
+    space = [{"name": "lr", "expression": "choice", "values": [0.001, 0.01]}]
+    body = {"pipeline": pk, "config": {**config(space), **change}}
+    r = owner_client.post("/api/sweeps", body, content_type="application/json")
+    assert r.status_code == 400, r.content
+    texts = " | ".join(p["text"] for p in r.json()["problems"])
+    assert named in texts, texts
+    assert not Sweep.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_yaml_configuration_with_several_problems_names_each(owner_client):
+    pk = saved(owner_client, tuning_pipeline())
+    text = ("sampling: grid\nparameter_space:\n  - {name: lr, expression: uniform, values: [0.5, 0.1]}\n"
+            "primary_metric_name: top1\nprimary_metric_goal: maximize\nmax_total_runs: 4\nmax_concurrent_runs: 0\n")
+    r = owner_client.post("/api/sweeps", {"pipeline": pk, "config_yaml": text}, content_type="application/json")
+    assert r.status_code == 400
+    texts = [p["text"] for p in r.json()["problems"]]
+    assert len(texts) >= 4, texts  # low > high, grid with uniform, unknown metric, max_concurrent_runs 0
+    assert any("top1" in t for t in texts) and any(t.startswith("max_concurrent_runs") for t in texts)
+
+
+@pytest.mark.django_db
+def test_a_stranger_gets_404_on_a_sweep(owner_client, stranger_client, users):
+    sweep = Sweep.objects.create(owner=users["owner"], name="mine", snapshot=tuning_pipeline(), study_name="s-404", status="completed",
+                                 config=config([{"name": "lr", "expression": "choice", "values": [0.01]}]))
+    for method, url in (("get", f"/api/sweeps/{sweep.pk}"), ("post", f"/api/sweeps/{sweep.pk}/cancel"),
+                        ("post", f"/api/sweeps/{sweep.pk}/apply-best")):
+        assert getattr(stranger_client, method)(url).status_code == 404, url
+    assert stranger_client.get("/api/sweeps").json()["sweeps"] == []
+    assert owner_client.get(f"/api/sweeps/{sweep.pk}").status_code == 200
+    assert stranger_client.post("/api/sweeps", {"pipeline": saved(owner_client, tuning_pipeline()), "config": sweep.config},
+                                content_type="application/json").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_run_is_submitted_with_parameter_values_frozen_in_its_snapshot(owner_client):
+    pk = saved(owner_client, tuning_pipeline(epochs=1, epoch_seconds=0, source_sleep=0))
+    r = owner_client.post(f"/api/pipelines/{pk}/runs", {"parameters": {"lr": -1, "batch": 2.5, "nope": 1}},
+                          content_type="application/json")
+    assert r.status_code == 400
+    texts = " | ".join(p["text"] for p in r.json()["problems"])
+    assert "'nope'" in texts and "'batch' (int): expected a whole number" in texts and "'lr': -1 is out of range" in texts, texts
+    r = owner_client.post(f"/api/pipelines/{pk}/runs", {"parameters": {"lr": 0.02}}, content_type="application/json")
+    assert r.status_code == 201, r.content
+    run = r.json()
+    assert run["parameters"] == {"lr": 0.02, "batch": 16} and run["trial"] is None
+    from designer.pipelines.models import Run
+
+    snapshot = Run.objects.get(pk=run["id"]).snapshot
+    fit = next(n for n in snapshot["nodes"] if n["id"] == "fit")
+    assert fit["parameters"]["learning_rate"] == 0.02 and fit["bindings"]["learning_rate"] == "lr"
+    listed = owner_client.get(f"/api/pipelines/{pk}/runs").json()["runs"]
+    assert listed[0]["parameters"] == {"lr": 0.02, "batch": 16}
