@@ -25,7 +25,7 @@ function registerShapes() {
       stripe: { width: 6, refHeight: '100%', rx: 3, ry: 3, fill: '#d0d7de' },
       label: { refX: 16, refY: 19, fontSize: 13, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle' },
       status: { refX: 16, refY: 39, fontSize: 11, fill: '#57606a', textAnchor: 'start', textVerticalAnchor: 'middle' },
-      bindings: { refX: 16, refY: 56, fontSize: 11, fill: '#8250df', textAnchor: 'start', textVerticalAnchor: 'middle' },
+      bindings: { refX: 16, refY: 54, fontSize: 11, fill: '#8250df', textAnchor: 'start', textVerticalAnchor: 'middle' },
       badge: { refX: NODE_W - 10, refY: 17, fontSize: 12, fontWeight: 'bold', fill: '#cf222e', textAnchor: 'end', textVerticalAnchor: 'middle' },
     },
     ports: {

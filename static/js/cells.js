@@ -46,7 +46,9 @@ export function nodeLabel(doc, module, datasets) {
 /** A node's binding line and height: {text, title, height}. */
 export function bindingLine(bindings) {
   const title = bindingText(bindings);
-  return { text: title ? shorten(bindingShort(bindings)) : '', title, height: title ? NODE_H_BOUND : NODE_H };
+  const short = bindingShort(bindings);
+  // 11 px text: some 29 characters fit between the stripe and the node's right edge
+  return { text: short.length > 29 ? `${short.slice(0, 28)}…` : short, title, height: title ? NODE_H_BOUND : NODE_H };
 }
 
 /** The X6 node of a node's JSON. catalogue: {modules: Map kind -> module, datasets: Map id -> dataset}. */

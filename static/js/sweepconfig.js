@@ -40,6 +40,12 @@ export const POLICIES = {
   TruncationSelectionPolicy: ['evaluation_interval', 'truncation_percentage', 'delay_evaluation'],
   NoTerminationPolicy: [],
 };
+/** What each policy field means (HyperDrive's meanings), shown under it. */
+export const POLICY_HINTS = {
+  evaluation_interval: 'epochs between two checks', delay_evaluation: 'epochs before the first check',
+  slack_factor: 'ratio to the best (or slack amount)', slack_amount: 'absolute (or slack factor)',
+  truncation_percentage: '% of the trials cut at each check',
+};
 export const POLICY_DEFAULTS = { evaluation_interval: '1', slack_factor: '0.1', delay_evaluation: '0', truncation_percentage: '20' };
 export const LIMITS = ['max_total_runs', 'max_concurrent_runs', 'max_duration_minutes', 'seed'];
 const KNOWN = new Set(['sampling', 'parameter_space', 'policy', 'primary_metric_name', 'primary_metric_goal', ...LIMITS]);

@@ -2,7 +2,7 @@
  * back into it. Every field sits in a box named by the config key it sets (data-sweep-field),
  * with an error line under it, so that the server's problems land next to their fields. */
 import { h } from './dom.js';
-import { EXPRESSIONS, FIELD_HINTS, GOALS, POLICIES, POLICY_DEFAULTS, SAMPLINGS, expressionHint, rowFor } from './sweepconfig.js';
+import { EXPRESSIONS, FIELD_HINTS, GOALS, POLICIES, POLICY_DEFAULTS, POLICY_HINTS, SAMPLINGS, expressionHint, rowFor } from './sweepconfig.js';
 
 const LABELS = {
   max_total_runs: 'Max total runs', max_concurrent_runs: 'Max concurrent runs',
@@ -54,7 +54,7 @@ export function sweepFormEl(form, metrics, params, redraw) {
   };
   const grid = form.sampling === 'grid';
   const policyFields = (POLICIES[form.policy.type] || Object.keys(form.policy.fields)).map((k) => labelled(`sw-policy-${k}`, labelOf(k),
-    h('input', { type: 'number', step: 'any', value: form.policy.fields[k] || '', 'data-policy': k })));
+    h('input', { type: 'number', step: 'any', value: form.policy.fields[k] || '', 'data-policy': k }), POLICY_HINTS[k]));
   const limits = ['max_total_runs', 'max_concurrent_runs', 'max_duration_minutes', 'seed'].map((k) => box(k, 'sw-limit',
     labelled(`sw-${k}`, labelOf(k), h('input', { type: 'number', step: 1, min: k === 'seed' ? 0 : 1, value: form[k], 'data-top': k,
       placeholder: k === 'max_duration_minutes' || k === 'seed' ? 'optional' : null }))));

@@ -84,6 +84,17 @@ def test_a_grid_sweep_is_written_refused_with_its_problems_at_their_fields_then_
     assert sweep.config["sampling"] == "grid" and sweep.config["max_concurrent_runs"] == 2
     assert [s["values"] for s in sweep.config["parameter_space"]] == [[0.001, 0.01], [16, 32]]
 
+    # back in the designer, the sweep's trials are runs of the pipeline: marked, with their values
+    page.goto(f"{page.base}/pipelines/{p.id}/")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    page.click("[data-tab=runs]")
+    mark = page.locator("#tab-runs .trial-mark").first
+    mark.wait_for()
+    assert mark.inner_text().startswith(f"sweep #{sweep.id} · trial ")
+    assert mark.get_attribute("href") == f"/sweeps/{sweep.id}/"
+    assert "learning_rate=" in page.locator("#tab-runs .run-values").first.inner_text()
+    page.shot("trial-runs")
+
 
 def test_yaml_pasted_in_the_yaml_tab_is_what_is_sent(page, users):
     p = open_designer(page, users["owner"], tuning_pipeline())
