@@ -46,13 +46,14 @@ def run_ids(given: list[str]) -> list[int]:
 
 
 def owned_runs(user, ids: list[int]) -> list[Run]:
-    """The user's runs of these ids, in that order. Another user's run answers as an unknown one
-    (404 naming only the id that was given)."""
+    """The user's runs of these ids, oldest first (columns read in the order the runs were
+    submitted, however they were picked). Another user's run answers as an unknown one (404
+    naming only the id that was given)."""
     found = {r.id: r for r in Run.objects.filter(owner=user, pk__in=ids).select_related("trial")}
     missing = [i for i in ids if i not in found]
     if missing:
         raise BadRequest(f"run {missing[0]} not found", status=404)
-    return [found[i] for i in ids]
+    return [found[i] for i in sorted(ids)]
 
 
 def compare(user, given: list[str]) -> dict:

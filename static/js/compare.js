@@ -14,6 +14,13 @@ const runs = data.runs;
 /** "#12 digits · trial 3": how the legends and the column heads name a run. */
 const runLabel = (run) => `#${run.id} ${run.name}${run.trial ? ` · trial ${run.trial.number}` : ''}`;
 
+/** "2026-11-24 01:57:16" in the reader's time zone, as the runs list writes it. */
+function when(iso) {
+  const d = new Date(iso);
+  const two = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
 const swatch = (i) => h('span', { class: 'swatch', style: `background:${runColour(i)}`, 'aria-hidden': 'true' });
 
 function runHead(run, i) {
@@ -27,7 +34,7 @@ function runsTable() {
     h('td', {}, run.name),
     h('td', { class: `status-${run.status}` }, statusLabel(run.status)),
     h('td', {}, run.trial ? h('a', { href: `/sweeps/${run.trial.sweep}/` }, `trial ${run.trial.number} of sweep ${run.trial.sweep}`) : '—'),
-    h('td', {}, new Date(run.submitted_at).toLocaleString()))));
+    h('td', {}, when(run.submitted_at)))));
 }
 
 /** A table of rows {label, values[per run]}; `best(row)` gives the cells to mark. */

@@ -30,6 +30,12 @@ function say(text, bad = false, ...more) {
   el.replaceChildren(text, ...more);
 }
 
+/** The parallel coordinates of the trials that are over (a running trial's metric still moves). */
+function drawFinished() {
+  const over = new Set(boot.statuses.trial_finished || []);
+  drawParallel($('#parallel'), { ...sweep, trials: (sweep.trials || []).filter((t) => over.has(t.status)) });
+}
+
 function show(data) {
   sweep = data;
   const over = sweepFinished(sweep, boot.statuses);
@@ -45,7 +51,7 @@ function show(data) {
   const metric = (sweep.primary_metric && sweep.primary_metric.name) || 'primary metric';
   $('#parallel-title').textContent = `Parameters and ${metric}`;
   $('#curves-title').textContent = `${metric} per epoch`;
-  drawParallel($('#parallel'), sweep);
+  drawFinished();
   if (!curves) curves = lineChart($('#curves'), { xTitle: 'epoch', yTitle: metric });
   curves.show(curveSeries(sweep));
   document.documentElement.dataset.sweepStatus = sweep.status;
@@ -111,7 +117,7 @@ $('#compare-trials').addEventListener('click', () => { location.href = compareHr
 let resizing = null;
 window.addEventListener('resize', () => {
   clearTimeout(resizing);
-  resizing = setTimeout(() => { if (sweep) drawParallel($('#parallel'), sweep); }, 150);
+  resizing = setTimeout(() => { if (sweep) drawFinished(); }, 150);
 });
 
 setInterval(() => { if (!finished()) soon(); }, POLL_MS);

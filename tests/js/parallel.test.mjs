@@ -9,7 +9,7 @@ const sweep = (goal = 'maximize') => ({
   config: {
     parameter_space: [
       { name: 'learning_rate', expression: 'loguniform', values: [-9, -2] },
-      { name: 'batch_size', expression: 'choice', values: [16, 32, 64] },
+      { name: 'batch_size', expression: 'choice', values: [64, 16, 32] },
       { name: 'optimizer', expression: 'choice', values: ['sgd', 'adam'] },
     ],
   },
@@ -20,12 +20,13 @@ const sweep = (goal = 'maximize') => ({
   ],
 });
 
-test('one axis per swept parameter, then the primary metric; log for loguniform, choices for words', () => {
+test('one axis per swept parameter, then the primary metric; log for loguniform, a choice shows its choices', () => {
   const axes = axesOf(sweep());
   assert.deepEqual(axes.map((a) => [a.label, a.kind]), [
-    ['learning_rate', 'log'], ['batch_size', 'linear'], ['optimizer', 'category'], ['accuracy', 'linear']]);
+    ['learning_rate', 'log'], ['batch_size', 'category'], ['optimizer', 'category'], ['accuracy', 'linear']]);
   assert.ok(Math.abs(axes[0].lo - Math.exp(-9)) < 1e-12 && Math.abs(axes[0].hi - Math.exp(-2)) < 1e-12);
-  assert.deepEqual([axes[1].lo, axes[1].hi], [16, 64]);
+  assert.deepEqual(axes[1].categories, ['16', '32', '64']); // in order, and nothing between them
+  assert.equal(position(axes[1], 32), 0.5);
   assert.deepEqual(axes[2].categories, ['sgd', 'adam']);
   assert.deepEqual([axes[3].lo, axes[3].hi, axes[3].metric], [0.5, 0.9, true]);
 });

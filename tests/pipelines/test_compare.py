@@ -38,10 +38,10 @@ def test_it_lists_only_the_parameters_that_differ_with_defaults_filled_in(owner_
     doc = trainer(epochs=3)
     del doc["nodes"][2]["parameters"]["amount"]
     c = submit(users["owner"], doc, p)
-    r = compare(owner_client, a.id, b.id, c.id)
+    r = compare(owner_client, c.id, a.id, b.id)
     assert r.status_code == 200, r.content
     data = r.json()
-    assert [x["id"] for x in data["runs"]] == [a.id, b.id, c.id]
+    assert [x["id"] for x in data["runs"]] == [a.id, b.id, c.id]  # oldest first, however picked
     assert data["runs"][0] == {"id": a.id, "name": "p", "pipeline": p.id, "status": "completed",
                                "submitted_at": a.submitted_at.isoformat(), "parameters": {}, "trial": None}
     rows = {d["key"]: d for d in data["differences"]}

@@ -16,7 +16,10 @@ export function lineChart(canvas, { xTitle = 'step', yTitle = '' } = {}) {
         x: { type: 'linear', title: { display: true, text: xTitle }, ticks: { precision: 0 } },
         y: { title: { display: Boolean(yTitle), text: yTitle } },
       },
-      plugins: { legend: { display: true, position: 'bottom', labels: { boxWidth: 12 } } },
+      plugins: {
+        // the legend in the order given (a dataset's `order` only says which line is drawn on top)
+        legend: { display: true, position: 'bottom', labels: { boxWidth: 12, sort: (a, b) => a.datasetIndex - b.datasetIndex } },
+      },
     },
   });
   function show(series) {
@@ -29,6 +32,8 @@ export function lineChart(canvas, { xTitle = 'step', yTitle = '' } = {}) {
       borderWidth: s.width || 2,
       pointRadius: s.points.length > 60 ? 0 : 2,
       hidden: hidden.has(s.label),
+      // a shorter line over a longer one: where runs agree, the one that stopped early stays seen
+      order: s.points.length,
     }));
     chart.update('none');
   }

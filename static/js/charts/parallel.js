@@ -1,5 +1,6 @@
 /* The sweep's parallel-coordinates chart: one vertical axis per swept parameter, then the primary
- * metric; one line per finished trial through its values, coloured by its metric (dark: better).
+ * metric; one line per trial given (the page gives the finished ones) through its values,
+ * coloured by its metric (dark: better).
  * A log-scaled parameter (loguniform, lognormal and their q- forms) gets a log axis; a choice of
  * words gets its choices, evenly spaced. The geometry is pure; drawParallel() draws it as SVG. */
 import { ramp } from './colours.js';
@@ -20,15 +21,17 @@ function declaredRange(spec) {
     case 'uniform': case 'quniform': return [v[0], v[1]];
     case 'loguniform': case 'qloguniform': return [Math.exp(v[0]), Math.exp(v[1])];
     case 'randint': return [0, v[0] - 1];
-    case 'choice': return v.every(isNumber) && v.length ? [Math.min(...v), Math.max(...v)] : null;
     default: return null;
   }
 }
 
 function axisFor(name, label, values, spec) {
   const present = values.filter((v) => v !== null && v !== undefined);
-  if (!present.length || !present.every(isNumber)) {
-    const declared = spec && spec.expression === 'choice' ? spec.values || [] : [];
+  const choice = Boolean(spec) && spec.expression === 'choice';
+  if (choice || !present.length || !present.every(isNumber)) {
+    // a choice shows its choices only (16 and 32, not 24), numbers in ascending order
+    const declared = choice ? [...(spec.values || [])] : [];
+    if (declared.every(isNumber)) declared.sort((a, b) => a - b);
     const categories = [...declared, ...present].map(formatValue).filter((c, i, all) => all.indexOf(c) === i);
     return { name, label, kind: 'category', categories };
   }
@@ -110,7 +113,7 @@ export function drawParallel(container, sweep) {
       svg('text', { x: labelX, y: 16, 'text-anchor': anchor, 'font-weight': 600, 'font-size': 12, class: 'axis-label',
         'data-axis': a.metric ? 'metric' : a.name }, `${a.label}${a.kind === 'log' ? ' (log)' : ''}`));
     for (const t of ticks(a)) {
-      root.append(svg('text', { x: xs[i] + 5, y: y(t.at) + 4, 'font-size': 11, fill: '#57606a' }, t.text));
+      root.append(svg('text', { x: xs[i] + 5, y: y(t.at) + 4, 'font-size': 11, fill: '#57606a', class: 'tick' }, t.text));
     }
   });
   container.replaceChildren(root);

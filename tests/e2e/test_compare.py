@@ -1,0 +1,83 @@
+"""Comparing runs in the browser: picked on the runs list, then what differs, the final metrics
+side by side (the best marked) and every metric's curves overlaid, one colour per run."""
+import pytest
+
+from designer.pipelines import runs
+from designer.pipelines.models import Pipeline
+from tests.e2e.conftest import shot_dir
+from tests.pipes import link, node, pipeline
+
+pytestmark = pytest.mark.browser
+
+
+def trainer(epochs, amount):
+    return pipeline([node("t", "toy_training", epochs=epochs, epoch_seconds=0), node("src", "toy_source", value=1),
+                     node("add", "toy_add", amount=amount)], [link("src", "add")], name="trainer")
+
+
+def datasets(page, selector):
+    """The lines drawn on a Chart.js canvas: [(label, number of points)]."""
+    return page.evaluate("""(sel) => Chart.getChart(document.querySelector(sel)).data.datasets
+        .map(d => [d.label, d.data.length])""", selector)
+
+
+def full_shot(page, request, name):
+    page.screenshot(path=str(shot_dir(request) / f"{name}.png"), full_page=True)
+
+
+def test_two_real_runs_side_by_side_from_the_runs_list(page, users, request):
+    owner = users["owner"]
+    p = Pipeline.objects.create(owner=owner, name="trainer", draft=trainer(3, 1))
+    a = runs.submit(owner, trainer(3, 1), pipeline=p, name=p.name, inline=True)
+    b = runs.submit(owner, trainer(6, 4), pipeline=p, name=p.name, inline=True)
+    runs.submit(owner, trainer(2, 1), pipeline=p, name=p.name, inline=True)  # listed, not picked
+
+    page.goto(page.base + "/")
+    page.check(f"#recent-runs tr[data-run='{a.id}'] input.pick")
+    page.check(f"#recent-runs tr[data-run='{b.id}'] input.pick")
+    page.click("#compare-runs")
+    page.wait_for_selector("html[data-compare-ready=true]")
+    assert f"runs={b.id}&runs={a.id}" in page.url  # the list shows the newest first; the columns go oldest first
+
+    # the differences: epochs and amount, nothing that is the same in both
+    rows = page.locator("#differences tbody tr")
+    assert rows.count() == 2
+    epochs = page.locator("#differences tr[data-key='node:t:toy_training:epochs']")
+    assert epochs.is_visible()
+    assert epochs.locator("th").inner_text() == "Toy training (t): Epochs"
+    assert epochs.locator("td").all_inner_texts() == ["3", "6"]
+    assert page.locator("#differences tr[data-key='node:add:toy_add:amount'] td").all_inner_texts() == ["1", "4"]
+
+    # final metrics: the lower loss and the higher accuracy are marked
+    loss = page.locator("#final-metrics tr[data-key='Toy training (t): loss']")
+    assert loss.locator("td").all_inner_texts() == ["0.3333", "0.1667"]
+    assert loss.locator("td.best").get_attribute("data-run") == str(b.id)
+    accuracy = page.locator("#final-metrics tr[data-key='Toy training (t): accuracy']")
+    assert accuracy.locator("td.best").get_attribute("data-run") == str(b.id)
+    assert page.locator("#final-metrics tr[data-key='Toy add (add): total'] td.best").count() == 0  # no way is better
+
+    # every metric's curves, one line per run, named in the legend
+    assert page.locator("#curves canvas").count() == 3
+    assert datasets(page, "#curves canvas[data-metric='Toy training (t): loss']") == [
+        [f"#{a.id} trainer", 3], [f"#{b.id} trainer", 6]]
+    page.set_viewport_size({"width": 1440, "height": 900})
+    full_shot(page, request, "compare-1440")
+    page.set_viewport_size({"width": 1024, "height": 900})
+    full_shot(page, request, "compare-1024")
+
+    # a run's page is one click away
+    page.click(f"#compared-runs a:text('Run #{a.id}')")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    assert f"/pipelines/{p.id}/?run={a.id}" in page.url
+
+
+def test_picking_one_run_says_what_is_missing(page, users):
+    owner = users["owner"]
+    p = Pipeline.objects.create(owner=owner, name="trainer", draft=trainer(2, 1))
+    a = runs.submit(owner, trainer(2, 1), pipeline=p, name=p.name, inline=True)
+    page.goto(page.base + "/")
+    page.check(f"#recent-runs tr[data-run='{a.id}'] input.pick")
+    page.click("#compare-runs")
+    page.wait_for_selector("#compare-error")
+    assert page.inner_text("#compare-error") == f"comparing needs at least 2 runs: only run {a.id} was given (e.g. ?runs=4,7)"
+    page.shot("one-run")
