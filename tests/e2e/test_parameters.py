@@ -9,6 +9,8 @@ from django.core.files.base import ContentFile
 from designer.pipelines.models import Dataset, Run
 from tests.conftest import ROOT
 from tests.e2e.helpers import node, open_designer, saved
+from tests.pipes import node as n
+from tests.pipes import pipeline
 
 pytestmark = pytest.mark.browser
 
@@ -18,9 +20,9 @@ def digits_draft(owner):
     ds = Dataset(owner=owner, name="digits", size=4)
     ds.file.save("digits.zip", ContentFile(b"none"), save=True)
     doc = json.loads((ROOT / "examples" / "digits.json").read_text())
-    for n in doc["nodes"]:
-        if n["kind"] == "dataset":
-            n["parameters"]["dataset"] = ds.id
+    for nd in doc["nodes"]:
+        if nd["kind"] == "dataset":
+            nd["parameters"]["dataset"] = ds.id
     return {**doc, "schema_version": 2, "parameters": []}
 
 
@@ -138,9 +140,6 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
 
 
 def test_a_pipeline_without_parameters_submits_at_once_and_cannot_sweep(page, users):
-    from tests.pipes import node as n
-    from tests.pipes import pipeline
-
     open_designer(page, users["owner"], pipeline([n("src", "toy_source", value=3)], []))
     assert page.get_attribute("#sweep", "aria-disabled") == "true"
     assert "Declare a pipeline parameter first" in page.get_attribute("#sweep", "title")

@@ -3,10 +3,11 @@ tabs carry one config), the server's problems next to the fields they name, and 
 accepted (201) and opened on its page."""
 import pytest
 
-from designer.pipelines.models import Sweep
+from designer.pipelines.models import Pipeline, Sweep
+from tests.e2e.conftest import sign_in
 from tests.e2e.helpers import open_designer
-from tests.pipes import pipeline
 from tests.pipes import node as n
+from tests.pipes import pipeline
 
 pytestmark = pytest.mark.browser
 
@@ -127,9 +128,6 @@ def test_yaml_pasted_in_the_yaml_tab_is_what_is_sent(page, users):
 
 def test_the_dialogs_work_under_the_content_security_policy(browser, server, users, transactional_db):
     """No inline script or style, no eval: the yaml library's modules load when the dialog opens."""
-    from designer.pipelines.models import Pipeline
-    from tests.e2e.conftest import sign_in
-
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     sign_in(context, server, users["owner"])
     page = context.new_page()
