@@ -88,7 +88,7 @@ export function defaultForm(params, metrics) {
     sampling: 'random',
     rows: params.map((p) => {
       const expression = p.type === 'float' ? 'uniform' : 'choice';
-      return { name: p.name, type: p.type, swept: true, expression, fields: rowFor(p, expression) };
+      return { name: p.name, type: p.type, swept: true, expression, fields: rowFor(p, expression), fixed: str(p.default) };
     }),
     policy: { type: 'NoTerminationPolicy', fields: {} },
     primary_metric_name: metric,
@@ -126,9 +126,10 @@ export function formToConfig(form) {
 
 /**
  * The form of a config (from YAML): a row per item of its parameter_space, in its order (a name
- * the pipeline does not declare too: the server names it), then the pipeline's other parameters.
+ * the pipeline does not declare too: the server names it), then the pipeline's other parameters,
+ * each at a fixed value (`fixed`: as typed before, else its default).
  */
-export function configToForm(config, params) {
+export function configToForm(config, params, fixed = {}) {
   const c = config && typeof config === 'object' && !Array.isArray(config) ? config : {};
   const space = Array.isArray(c.parameter_space) ? c.parameter_space : [];
   const typeOf = new Map(params.map((p) => [p.name, p.type]));
@@ -148,7 +149,7 @@ export function configToForm(config, params) {
   for (const p of params) {
     if (rows.some((r) => r.name === p.name)) continue;
     const expression = p.type === 'float' ? 'uniform' : 'choice';
-    rows.push({ name: p.name, type: p.type, swept: false, expression, fields: rowFor(p, expression) });
+    rows.push({ name: p.name, type: p.type, swept: false, expression, fields: rowFor(p, expression), fixed: fixed[p.name] !== undefined ? fixed[p.name] : str(p.default) });
   }
   const pol = c.policy && typeof c.policy === 'object' ? c.policy : {};
   const { type = 'NoTerminationPolicy', ...polFields } = pol;
@@ -205,4 +206,22 @@ export function problemField(problem, config) {
     return item && item.name ? `row:${item.name}` : 'parameter_space';
   }
   return KNOWN.has(key) || key === 'config' || key === 'name' ? key : '';
+}
+
+/** The value typed for each row: {name: text} (kept when the YAML tab rebuilds the form). */
+export const fixedOf = (form) => Object.fromEntries(form.rows.filter((r) => r.fixed !== undefined).map((r) => [r.name, r.fixed]));
+
+/**
+ * The values of the declared parameters the sweep does not sweep ("parameters" of POST
+ * /api/sweeps): numbers as numbers, bools from "true"/"false", a bad number as typed.
+ */
+export function fixedValues(form) {
+  const out = {};
+  for (const r of form.rows) {
+    if (r.swept || !r.type || r.fixed === undefined) continue;
+    if (r.type === 'bool') out[r.name] = r.fixed === 'true' || r.fixed === true;
+    else if (r.type === 'string') out[r.name] = r.fixed;
+    else out[r.name] = num(r.fixed);
+  }
+  return out;
 }

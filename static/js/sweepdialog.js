@@ -4,7 +4,7 @@
  * 400 puts each problem next to the field it names, the rest in a list on top. */
 import { $, $$, button, h, muted } from './dom.js';
 import { api } from './api.js';
-import { configToForm, configYaml, defaultForm, formToConfig, parseYaml, problemField } from './sweepconfig.js';
+import { configToForm, configYaml, defaultForm, fixedOf, fixedValues, formToConfig, parseYaml, problemField } from './sweepconfig.js';
 import { sweepFormEl } from './sweepform.js';
 
 const NO_PARAMS = 'Declare a pipeline parameter first: click the empty canvas, then "+ Add parameter" in the Module tab';
@@ -15,7 +15,7 @@ const NO_PARAMS = 'Declare a pipeline parameter first: click the empty canvas, t
  */
 export function sweepDialog({ pipelineId, params, metrics, settle }) {
   const btn = $('#sweep');
-  let last = null; // the config of the last opening: the next one starts from it
+  let last = null; // {config, fixed} of the last sweep tried: the next opening starts from it
 
   function updateButton() {
     const none = !params().length;
@@ -30,7 +30,7 @@ export function sweepDialog({ pipelineId, params, metrics, settle }) {
   async function open() {
     const YAML = await loadYaml();
     const declared = params();
-    let form = last ? configToForm(last, declared) : defaultForm(declared, metrics());
+    let form = last ? configToForm(last.config, declared, last.fixed) : defaultForm(declared, metrics());
     let mode = 'form';
     const top = h('ul', { class: 'dialog-problems', role: 'alert' });
     const formPanel = h('div', { id: 'sweep-form-panel', role: 'tabpanel' });
@@ -61,7 +61,7 @@ export function sweepDialog({ pipelineId, params, metrics, settle }) {
       } else {
         const parsed = parseYaml(yamlText.value, YAML);
         if (parsed.error) { yamlError.textContent = `Not read: ${parsed.error}. Fix it to go back to the form.`; return; }
-        form = configToForm(parsed.config, declared);
+        form = configToForm(parsed.config, declared, fixedOf(form));
         drawForm();
       }
       mode = name;
@@ -97,9 +97,11 @@ export function sweepDialog({ pipelineId, params, metrics, settle }) {
       go.setAttribute('aria-disabled', 'true');
       try {
         const config = mode === 'form' ? formToConfig(form) : parseYaml(yamlText.value, YAML).config;
-        if (config) last = config;
+        if (config) last = { config, fixed: fixedOf(form) };
+        // the parameters not swept: the values typed in the form (in YAML mode, of those its config leaves out)
+        const parameters = fixedValues(mode === 'form' || !config ? form : configToForm(config, declared, fixedOf(form)));
         if (!await settle()) { showProblems([], null, 'Not started: the pipeline\u2019s last edits could not be saved.'); return; }
-        const request = mode === 'form' ? { pipeline: pipelineId, config } : { pipeline: pipelineId, config_yaml: yamlText.value };
+        const request = mode === 'form' ? { pipeline: pipelineId, config, parameters } : { pipeline: pipelineId, config_yaml: yamlText.value, parameters };
         const r = await api('POST', '/api/sweeps', request);
         if (r.ok && r.data && r.data.id) { window.location.assign(`/sweeps/${r.data.id}/`); return; }
         showProblems((r.data && r.data.problems) || [], config, `Not started: ${(r.data && r.data.error) || `the server answered ${r.status}`}`);

@@ -37,7 +37,17 @@ function rowEl(row, i, grid) {
     h('div', { class: 'sw-row-head' },
       h('label', { class: 'check', for: `sw-row-${i}-swept` }, swept, h('strong', {}, row.name), h('span', { class: 'muted' }, row.type || 'not declared')),
       labelled(`sw-row-${i}-expression`, 'expression', h('select', { 'data-row': i, 'data-expression': '', disabled: !row.swept }, options(exprs, row.expression)))),
-    row.swept ? h('div', { class: 'sw-values' }, fields, h('span', { class: 'help sw-hint' }, expressionHint(row.expression, row.fields))) : null);
+    row.swept ? h('div', { class: 'sw-values' }, fields, h('span', { class: 'help sw-hint' }, expressionHint(row.expression, row.fields)))
+      : fixedEl(row, i));
+}
+
+/** An unswept declared parameter: the value every trial gets. */
+function fixedEl(row, i) {
+  if (!row.type) return null;
+  const input = row.type === 'bool'
+    ? h('select', { 'data-row': i, 'data-fixed': '' }, ['true', 'false'].map((v) => h('option', { value: v, selected: String(row.fixed) === v }, v)))
+    : h('input', { type: row.type === 'string' ? 'text' : 'number', step: 'any', value: row.fixed, 'data-row': i, 'data-fixed': '' });
+  return h('div', { class: 'sw-values' }, labelled(`sw-row-${i}-fixed`, 'every trial takes', input, 'not swept'));
 }
 
 /**
@@ -93,6 +103,8 @@ export function sweepFormEl(form, metrics, params, redraw) {
       form.rows[Number(d.row)].fields[d.value] = t.value;
       const hint = t.closest('.sw-row').querySelector('.sw-hint');
       hint.textContent = expressionHint(form.rows[Number(d.row)].expression, form.rows[Number(d.row)].fields);
+    } else if (d.fixed !== undefined) {
+      form.rows[Number(d.row)].fixed = t.value;
     } else if (d.policyType !== undefined) {
       const fields = {};
       for (const k of POLICIES[t.value] || []) fields[k] = form.policy.fields[k] || (k === 'slack_amount' ? '' : POLICY_DEFAULTS[k] || '');

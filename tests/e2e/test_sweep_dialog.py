@@ -122,7 +122,34 @@ def test_yaml_pasted_in_the_yaml_tab_is_what_is_sent(page, users):
     page.shot("form-problems")
     page.set_viewport_size({"width": 1024, "height": 768})
     page.shot("form-problems-1024")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    # fixed in the form: the undeclared row unticked, a metric the module emits, and batch_size
+    # (not swept) at a value of its own for every trial
+    page.uncheck("#sw-row-1-swept")
+    page.select_option("#sw-primary_metric_name", "score")
+    assert page.input_value("#sw-row-2-fixed") == "16"
+    page.fill("#sw-row-2-fixed", "64")
+    page.shot("fixed-1440")
+    with page.expect_navigation():
+        page.click("#sweep-submit")
+    sweep = Sweep.objects.get(pipeline=p)
+    assert sweep.base_values == {"batch_size": 64}
+    assert [s["name"] for s in sweep.config["parameter_space"]] == ["learning_rate"]
+
+
+def test_cancel_closes_the_dialog_and_the_next_opening_starts_from_the_last_sweep_tried(page, users):
+    open_designer(page, users["owner"], tuning_pipeline())
+    page.click("#sweep")
+    page.select_option("#sw-sampling", "bayesian")
+    page.fill("#sw-max_total_runs", "0")
+    page.click("#sweep-submit")
+    problem_at(page, "max_total_runs").wait_for(state="visible")
     page.click("#sweep-cancel")
+    page.wait_for_selector("#sweep-dialog", state="detached")
+    page.click("#sweep")
+    assert page.input_value("#sw-sampling") == "bayesian"
+    assert page.input_value("#sw-max_total_runs") == "0"
+    page.keyboard.press("Escape")
     page.wait_for_selector("#sweep-dialog", state="detached")
 
 

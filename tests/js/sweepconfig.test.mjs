@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import YAML from 'yaml';
 import {
-  EXPRESSIONS, configToForm, configYaml, defaultForm, expressionHint, formToConfig, parseYaml, problemField, rowFor,
+  EXPRESSIONS, configToForm, configYaml, defaultForm, expressionHint, fixedOf, fixedValues, formToConfig, parseYaml, problemField, rowFor,
 } from '../../static/js/sweepconfig.js';
 
 const PARAMS = [
@@ -108,4 +108,18 @@ test('a problem lands on the field its path names', () => {
   assert.equal(problemField({ field: 'primary_metric_name', text: 'unknown metric accuracy2' }, cfg), 'primary_metric_name');
   assert.equal(problemField({ text: 'the sweep cannot start: no worker' }, cfg), '');
   assert.equal(problemField({ text: 'parameter_space: at least one parameter' }, cfg), 'parameter_space');
+});
+
+test('the parameters a sweep leaves out keep a value for every trial, typed, and kept through the YAML tab', () => {
+  const form = configToForm(CONFIG, PARAMS);
+  assert.deepEqual(fixedValues(form), { sync: false, arch: 'resnet18' });
+  form.rows[2].fixed = 'true';
+  form.rows[3].fixed = 'resnet50';
+  const again = configToForm(parseYaml(configYaml(formToConfig(form), YAML), YAML).config, PARAMS, fixedOf(form));
+  assert.deepEqual(fixedValues(again), { sync: true, arch: 'resnet50' });
+  // a parameter swept in the form is not sent as fixed; untick it and it is, at its default
+  const all = defaultForm(PARAMS, METRICS);
+  assert.deepEqual(fixedValues(all), {});
+  all.rows[1].swept = false;
+  assert.deepEqual(fixedValues(all), { batch_size: 16 });
 });
