@@ -149,9 +149,11 @@ def node_pane(request, pk):
         fields.append({"p": param, "value": value, "error": param.check(value) if param.name in values else None,
                        "range": param._range_text() if hasattr(param, "_range_text") else "",
                        "bound": bindings.get(param.name)})
+    declared = {param.name for param in module.params} if module else set()
+    stray = sorted((k, v) for k, v in bindings.items() if k not in declared)  # shown, so that they can be unbound
     settings = node.get("run_settings") or {}
     return render(request, "pipelines/_pane.html", {
-        "node": node, "module": module, "fields": fields,
+        "node": node, "module": module, "fields": fields, "stray_bindings": stray,
         "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
         "max_run_setting": graph.MAX_RUN_SETTING,
     })

@@ -149,3 +149,18 @@ def test_a_pipeline_without_parameters_submits_at_once_and_cannot_sweep(page, us
     page.wait_for_selector("#run-banner:not([hidden])")
     assert page.locator("#run-dialog").count() == 0
     assert Run.objects.get().parameter_values == {}
+
+
+def test_a_binding_of_a_parameter_the_module_lacks_is_named_and_can_be_unbound(page, users):
+    doc = pipeline([{**n("src", "toy_source", value=3), "bindings": {"gone": "x"}}], [])
+    doc["parameters"] = [{"name": "x", "type": "int", "default": 1}]
+    open_designer(page, users["owner"], doc)
+    assert page.locator("#problems.bad").count() == 1
+    select(page, "src")
+    field = page.locator("[data-field=gone]")
+    assert "has no parameter gone" in field.inner_text()
+    assert "gone" in page.inner_text("#error-gone")  # the server's problem, under it
+    page.click("[data-unbind=gone]")
+    page.wait_for_selector("[data-field=gone]", state="detached")
+    assert "bindings" not in saved(page).draft["nodes"][0]
+    page.wait_for_selector("#problems.ok")
