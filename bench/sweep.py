@@ -2,8 +2,11 @@
 
     .venv/bin/python bench/sweep.py            # EPOCHS=12 EPOCH_SECONDS=0.2
 
-Two real Celery workers (one task at a time each) on a fresh SQLite database and broker (or the
-production services when DATABASE_URL and CELERY_BROKER_URL are set). The pipeline is a source
+Real Celery workers: on the production services (DATABASE_URL and CELERY_BROKER_URL set: PostgreSQL
+and Redis), two workers of one task at a time each; on the embedded defaults (a fresh SQLite
+database and broker), what `make run` starts: one worker of two processes (the embedded broker
+lets a busy worker reserve several messages, so two one-process workers would not share trials
+evenly: settings.py). The pipeline is a source
 (the "Convert" every trial shares, computed once) feeding a small training module
 (tests/toy_modules.py ToyTuning: per-epoch `score`, EPOCH_SECONDS an epoch, stops when its
 policy asks), so that what is measured is the sweep's machinery, not torch.
@@ -47,7 +50,10 @@ def main() -> int:
     call_command("migrate", verbosity=0)
     from tests.workers import CeleryWorker
 
-    workers = [CeleryWorker(f"bench-sweep-{i}", concurrency=1, log_dir=data) for i in range(2)]
+    production = bool(os.environ.get("CELERY_BROKER_URL"))
+    shape = [1, 1] if production else [2]
+    workers = [CeleryWorker(f"bench-sweep-{i}", concurrency=c, log_dir=data) for i, c in enumerate(shape)]
+    print(f"{'production (PostgreSQL + Redis): 2 workers x 1 process' if production else 'embedded (SQLite): 1 worker x 2 processes'}")
     try:
         for w in workers:
             w.wait_ready()
@@ -100,12 +106,12 @@ def _overheads(sweep) -> tuple[list[float], list[float]]:
 def _measure() -> int:
     from django.contrib.auth import get_user_model
 
-    user = get_user_model().objects.create_user("bench")
+    user, _ = get_user_model().objects.get_or_create(username="bench-sweep")
     no_policy = {"type": "NoTerminationPolicy"}
     sweep = _sweep(user, 1, GOOD + POOR, no_policy)
     inside, gaps = _overheads(sweep)
     overhead = statistics.median(inside) + statistics.median(gaps)
-    print(f"8 trials, 2 at a time on 2 workers, {EPOCHS} epochs of {EPOCH_SECONDS:g} s: sweep {sweep.status} "
+    print(f"8 trials, 2 at a time, {EPOCHS} epochs of {EPOCH_SECONDS:g} s: sweep {sweep.status} "
           f"in {(sweep.finished_at - sweep.started_at).total_seconds():.1f} s")
     print(f"overhead inside a trial: median {statistics.median(inside):.3f} s (max {max(inside):.3f}); "
           f"slot refill gap: median {statistics.median(gaps):.3f} s (max {max(gaps):.3f})")
