@@ -30,7 +30,9 @@ export function paramsPanel(graph, store, problems) {
   function follow(from, to) {
     const changes = followRename(nodesOf(graph), from, to);
     if (!changes.length) return;
-    graph.batchUpdate(() => { for (const c of changes) graph.getCellById(c.id).setData(c.data, { overwrite: true }); });
+    // outside the undo history, as the declarations are: an undo must not point a binding back at a
+    // name that is gone (the edit is saved with the declaration's)
+    for (const c of changes) graph.getCellById(c.id).setData(c.data, { overwrite: true, ignoreHistory: true });
   }
 
   function edit(i, key, input) {

@@ -164,3 +164,22 @@ def test_a_binding_of_a_parameter_the_module_lacks_is_named_and_can_be_unbound(p
     page.wait_for_selector("[data-field=gone]", state="detached")
     assert "bindings" not in saved(page).draft["nodes"][0]
     page.wait_for_selector("#problems.ok")
+
+
+def test_a_renamed_parameter_keeps_its_bindings_and_a_removed_one_unbinds(page, users):
+    doc = pipeline([{**n("src", "toy_source", value=3), "bindings": {"value": "v"}}], [])
+    doc["parameters"] = [{"name": "v", "type": "int", "default": 4, "min": 0, "max": 10}]
+    open_designer(page, users["owner"], doc)
+    assert "bound by 1 module parameter" in page.inner_text("[data-name=v]")
+    page.fill("#pp-0-name", "value")
+    page.locator("#pp-0-name").blur()
+    draft = saved(page).draft
+    assert draft["parameters"][0]["name"] == "value" and draft["nodes"][0]["bindings"] == {"value": "value"}
+    assert node(page, "src").locator("text").filter(has_text="@value").count() == 1
+    page.click("[data-remove='0']")
+    page.wait_for_selector(".pipeline-params >> text=No parameters yet.")
+    draft = saved(page).draft
+    assert draft["parameters"] == [] and "bindings" not in draft["nodes"][0]
+    assert draft["nodes"][0]["parameters"]["value"] == 3  # the node keeps its own value
+    assert node(page, "src").locator("text").filter(has_text="@value").count() == 0
+    assert page.locator("#problems.ok").count() == 1
