@@ -11,8 +11,8 @@ import { bestIndices, formatValue } from './values.js';
 const data = JSON.parse($('#compare-boot').textContent);
 const runs = data.runs;
 
-/** "#12 digits · trial 3": how the legends and the column heads name a run. */
-const runLabel = (run) => `#${run.id} ${run.name}${run.trial ? ` · trial ${run.trial.number}` : ''}`;
+/** "#12 digits": how the legends name a run (a trial's run is named after its trial already). */
+const runLabel = (run) => `#${run.id} ${run.name}`;
 
 /** "2026-11-24 01:57:16" in the reader's time zone, as the runs list writes it. */
 function when(iso) {

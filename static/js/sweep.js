@@ -45,6 +45,7 @@ function show(data) {
   $('#sweep-message').textContent = sweep.message || '';
   $('#sweep-facts').textContent = summaryText(sweep, boot.statuses.trial_finished || []);
   $('#cancel-sweep').disabled = over;
+  if (over && $('#action-result').textContent.startsWith('Cancelling')) say('');
   $('#apply-best').disabled = sweep.best_trial === null || sweep.best_trial === undefined;
   $('#no-trials').hidden = (sweep.trials || []).length > 0;
   table.show(sweep);
@@ -100,7 +101,10 @@ function listen() {
 $('#cancel-sweep').addEventListener('click', async () => {
   $('#cancel-sweep').disabled = true;
   const answer = await api('POST', `${url}/cancel`);
-  if (answer.ok) { show(answer.data); say('Cancelling: queued trials will not start, running ones stop at their next safe point.'); }
+  if (answer.ok) {
+    if (!sweepFinished(answer.data, boot.statuses)) say('Cancelling: queued trials will not start, running ones stop at their next safe point.');
+    show(answer.data);
+  }
   else { $('#cancel-sweep').disabled = false; say(errorOf(answer, `The sweep could not be cancelled (HTTP ${answer.status}).`), true); }
 });
 

@@ -35,6 +35,7 @@ def test_two_real_runs_side_by_side_from_the_runs_list(page, users, request):
     page.goto(page.base + "/")
     page.check(f"#recent-runs tr[data-run='{a.id}'] input.pick")
     page.check(f"#recent-runs tr[data-run='{b.id}'] input.pick")
+    page.shot("runs-list")
     page.click("#compare-runs")
     page.wait_for_selector("html[data-compare-ready=true]")
     assert f"runs={b.id}&runs={a.id}" in page.url  # the list shows the newest first; the columns go oldest first
