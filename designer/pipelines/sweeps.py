@@ -187,7 +187,9 @@ def _finish(sweep: Sweep, config, trials: list[Trial], reason: str) -> None:
         values = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in best.values.items())
         message = f"{reason}; best trial {best.number}: {config.primary_metric_name} {best.value:.4g} ({values})"
     else:
-        message = f"{reason}; no trial reported {config.primary_metric_name}" if trials else reason
+        failed = sum(t.status == st.FAILED for t in trials)
+        message = (f"{reason}; every trial failed" if trials and failed == len(trials) else
+                   f"{reason}; no trial reported {config.primary_metric_name}" if trials else reason)
     Sweep.objects.filter(pk=sweep.pk).update(status=status, message=message, best_trial=best, finished_at=timezone.now(),
                                              started_at=sweep.started_at or timezone.now())
     _nudge(sweep.pk)

@@ -1,5 +1,6 @@
 """Sweeps on real Celery workers: trials as runs, shared upstream nodes computed once, concurrency
 limits, early termination by each policy, cancel, bad configurations, owner-only access."""
+import io
 import time
 from pathlib import Path
 
@@ -249,3 +250,85 @@ def test_a_run_is_submitted_with_parameter_values_frozen_in_its_snapshot(owner_c
     assert fit["parameters"]["learning_rate"] == 0.02 and fit["bindings"]["learning_rate"] == "lr"
     listed = owner_client.get(f"/api/pipelines/{pk}/runs").json()["runs"]
     assert listed[0]["parameters"] == {"lr": 0.02, "batch": 16}
+
+
+# ---------------------------------------------------------------- headless
+
+
+def write(tmp_path, doc, config_text):
+    import json
+
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    (tmp_path / "sweep.yml").write_text(config_text)
+    return str(tmp_path / "p.json"), str(tmp_path / "sweep.yml")
+
+
+SWEEP_YML = """sampling: grid
+parameter_space:
+  - name: lr
+    expression: choice
+    values: [0.002, 0.01]
+policy:
+  type: NoTerminationPolicy
+primary_metric_name: score
+primary_metric_goal: MAXIMIZE
+max_total_runs: 2
+max_concurrent_runs: 2
+"""
+
+
+def test_manage_py_sweep_prints_each_trial_and_the_best(workers, users, tmp_path):
+    from django.core.management import call_command
+
+    pipeline_file, config_file = write(tmp_path, tuning_pipeline(epochs=2, epoch_seconds=0.1, source_value=20), SWEEP_YML)
+    out = io.StringIO()
+    call_command("sweep", pipeline_file, config=config_file, owner="owner", stdout=out)
+    text = out.getvalue()
+    assert "grid sampling of lr, up to 2 trial(s), 2 at a time, maximize score" in text
+    assert "trial 0 completed" in text and "trial 1 completed" in text
+    assert "best trial 1: score 0.75 (lr=0.01)" in text, text
+
+
+def test_manage_py_sweep_exits_non_zero_when_every_trial_failed(workers, users, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    doc = tuning_pipeline(epochs=1, epoch_seconds=0, source_value=21)
+    doc["nodes"].append(node("broken", "toy_add", fail=True))
+    doc["links"].append(link("src", "broken"))
+    pipeline_file, config_file = write(tmp_path, doc, SWEEP_YML)
+    out = io.StringIO()
+    with pytest.raises(CommandError) as e:
+        call_command("sweep", pipeline_file, config=config_file, owner="owner", stdout=out)
+    assert e.value.returncode == 1 and "no trial succeeded" in str(e.value)
+    assert out.getvalue().count("failed (run") == 2 and "asked to fail" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_manage_py_sweep_names_every_problem_of_a_bad_configuration(users, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    pipeline_file, config_file = write(tmp_path, tuning_pipeline(), SWEEP_YML.replace("choice", "uniform").replace(
+        "max_concurrent_runs: 2", "max_concurrent_runs: 0"))
+    with pytest.raises(CommandError) as e:
+        call_command("sweep", pipeline_file, config=config_file, owner="owner")
+    assert "max_concurrent_runs" in str(e.value) and "grid" in str(e.value)
+
+
+@pytest.mark.django_db
+def test_run_pipeline_takes_param_values_and_names_a_bad_one(users, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from designer.pipelines.models import Run
+
+    pipeline_file, _ = write(tmp_path, tuning_pipeline(epochs=1, epoch_seconds=0, source_sleep=0), "")
+    out = io.StringIO()
+    call_command("run_pipeline", pipeline_file, param=["lr=0.02", "batch=8"], inline=True, owner="owner", stdout=out)
+    assert "with lr=0.02, batch=8" in out.getvalue()
+    assert Run.objects.get().parameter_values == {"lr": 0.02, "batch": 8}
+    with pytest.raises(CommandError, match="'batch' is an int"):
+        call_command("run_pipeline", pipeline_file, param=["batch=2.5"], inline=True, owner="owner")
+    with pytest.raises(CommandError, match="no parameter 'momentum'.*lr, batch"):
+        call_command("run_pipeline", pipeline_file, param=["momentum=0.9"], inline=True, owner="owner")

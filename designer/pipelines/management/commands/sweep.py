@@ -61,7 +61,9 @@ class Command(BaseCommand):
             sweep.refresh_from_db()
             for trial in sweep.trials.filter(status__in=statuses.TRIAL_FINISHED).exclude(number__in=printed):
                 values = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in trial.values.items())
-                figure = f"{metric} {trial.value:.4g}" if trial.value is not None else trial.error or "no metric"
+                figure = f"{metric} {trial.value:.4g}" if trial.value is not None else "no metric"
+                if trial.status == statuses.FAILED:
+                    figure = trial.error or "failed"
                 self.stdout.write(f"trial {trial.number} {trial.status.replace('_', ' ')} (run {trial.run_id}, "
                                   f"{trial.epochs} epoch(s)): {values}: {figure}")
                 printed.add(trial.number)
