@@ -58,10 +58,17 @@ export function bindingMenu(pane, store, modules) {
     if (u && pane.node()) bind(pane.node(), u.dataset.unbind, null);
   });
   panel.addEventListener('keydown', (e) => {
-    if (e.key !== 'Escape' || !open) return;
-    const { btn } = open;
-    close();
-    btn.focus();
+    if (!open) return;
+    if (e.key === 'Escape') {
+      const { btn } = open;
+      close();
+      btn.focus();
+    } else if ((e.key === 'ArrowDown' || e.key === 'ArrowUp') && open.menu.contains(e.target)) {
+      e.preventDefault();
+      const items = Array.from(open.menu.querySelectorAll('.menu-item'));
+      const at = items.indexOf(e.target) + (e.key === 'ArrowDown' ? 1 : -1);
+      items[(at + items.length) % items.length].focus();
+    }
   });
   document.body.addEventListener('htmx:afterSwap', (e) => { if (e.detail.target === panel) open = null; });
 }

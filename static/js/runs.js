@@ -39,7 +39,8 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     if (!run) { el.hidden = true; return; }
     el.hidden = false;
     el.className = `run-banner status-${run.status}`;
-    el.textContent = runSummary(run, book, extra);
+    const trial = run.trial ? `trial ${run.trial.number} of sweep #${run.trial.sweep}` : '';
+    el.textContent = runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '));
     el.dataset.status = run.status;
     $('#cancel-run').hidden = book.isRunFinished(run.status);
   }

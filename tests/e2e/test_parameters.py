@@ -64,12 +64,26 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
     assert menu.locator("[data-to]").all_inner_texts()[0].startswith("learning_rate")
     assert menu.locator("[data-new]").get_attribute("data-new") == "learning_rate_2"
     page.shot("bind-menu")
+    assert page.evaluate("(p => p.scrollWidth <= p.clientWidth)(document.querySelector('.pane'))"), "the menu widens the pane"
+    menu.locator("[data-to=learning_rate]").focus()
+    page.keyboard.press("ArrowDown")
+    page.wait_for_selector("[data-field=learning_rate] [data-new]:focus")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_selector("[data-field=learning_rate] [data-to=learning_rate]:focus")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("[data-field=learning_rate] .bind-menu", state="detached")
+    assert page.evaluate("document.activeElement.dataset.bind") == "learning_rate"
+    page.click("[data-field=learning_rate] .bind-button")
     menu.locator("[data-to=learning_rate]").click()
     page.wait_for_selector("[data-field=learning_rate] .chip >> text=⟶ learning_rate")
     assert page.locator("#param-learning_rate").count() == 0  # the binding shows instead of the input
-    # Epochs: bound to a new int parameter made from it (name, type, value and range prefilled)
-    page.click("[data-field=epochs] .bind-button")
-    page.click("[data-field=epochs] .bind-menu [data-new=epochs]")
+    # Epochs: bound to a new int parameter made from it (name, type, value and range prefilled),
+    # from the keyboard: the menu opens on its first item; the arrows move, Enter picks
+    page.focus("[data-field=epochs] .bind-button")
+    page.keyboard.press("Enter")
+    # (no int parameter yet: making one is the only item)
+    page.wait_for_selector("[data-field=epochs] .bind-menu [data-new=epochs]:focus")
+    page.keyboard.press("Enter")
     page.wait_for_selector("[data-field=epochs] .chip >> text=⟶ epochs")
     line = node(page, "train").locator("text").filter(has_text="@learning_rate")
     # "@name" for a parameter bound to its namesake; the tooltip (an SVG title) says it in full

@@ -122,6 +122,7 @@ def test_yaml_pasted_in_the_yaml_tab_is_what_is_sent(page, users):
     page.shot("form-problems")
     page.set_viewport_size({"width": 1024, "height": 768})
     page.shot("form-problems-1024")
+    assert page.evaluate("(d => d.scrollWidth <= d.clientWidth)(document.querySelector('#sweep-dialog .dialog-body'))")
     page.set_viewport_size({"width": 1440, "height": 900})
     # fixed in the form: the undeclared row unticked, a metric the module emits, and batch_size
     # (not swept) at a value of its own for every trial
