@@ -21,13 +21,13 @@ def tuning_pipeline(epochs=4, epoch_seconds=0.6):
     return doc
 
 
-def start_sweep(client, owner, total=4, concurrent=2, **pipeline_options):
+def start_sweep(client, owner, total=4, concurrent=2, config=None, **pipeline_options):
     p = Pipeline.objects.create(owner=owner, name="tuning", draft=tuning_pipeline(**pipeline_options))
     config = {"sampling": "random", "seed": 5, "policy": {"type": "NoTerminationPolicy"},
               "parameter_space": [{"name": "lr", "expression": "loguniform", "values": [-9, -3]},
                                   {"name": "batch", "expression": "choice", "values": [16, 32]}],
               "primary_metric_name": "score", "primary_metric_goal": "maximize",
-              "max_total_runs": total, "max_concurrent_runs": concurrent}
+              "max_total_runs": total, "max_concurrent_runs": concurrent, **(config or {})}
     r = client.post("/api/sweeps", {"pipeline": p.id, "config": config, "name": "lr and batch"}, content_type="application/json")
     assert r.status_code == 201, r.content
     return p, r.json()
@@ -109,3 +109,20 @@ def test_cancel_from_the_page_ends_the_sweep_and_the_list_shows_it(page, users, 
     full_shot(page, request, "list")
     row.locator("a", has_text="lr and batch").click()
     page.wait_for_selector("html[data-sweep-status=cancelled]")
+
+
+def test_a_trial_its_policy_stopped_reads_early_terminated(page, users, owner_client, shared_worker, request):
+    """A rate 1000x too small meets a good one: the Bandit policy stops it before its last epoch."""
+    config = {"sampling": "grid", "policy": {"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 1},
+              "parameter_space": [{"name": "lr", "expression": "choice", "values": [0.01, 0.00001, 0.000005]}]}
+    _, started = start_sweep(owner_client, users["owner"], total=3, concurrent=2, config=config, epochs=8, epoch_seconds=0.3)
+    page.goto(f"{page.base}/sweeps/{started['id']}/")
+    page.wait_for_selector("html[data-sweep-status=completed]", timeout=120_000)
+    stopped = page.locator("#trials tr[data-status=early_terminated]")
+    assert stopped.count() >= 1
+    assert stopped.first.locator("td.status").inner_text() == "early terminated"
+    assert int(stopped.first.locator("td.num").nth(2).inner_text()) < 8  # epochs run
+    assert page.locator("#trials tr.best td[data-param=lr]").inner_text() == "0.01"
+    # a choice axis shows the choices themselves; the stopped trials are drawn too, with what they reached
+    assert page.locator("#parallel polyline.trial-line").count() == 3
+    full_shot(page, request, "early-terminated")

@@ -61,7 +61,7 @@ test('the best trial is drawn last, darkest; a minimized metric turns the ramp r
 test('colours: ten hues for runs, a ramp from light to dark', () => {
   assert.equal(new Set(Array.from({ length: 10 }, (_, i) => runColour(i))).size, 10);
   assert.equal(runColour(10), runColour(0));
-  assert.equal(ramp(0), 'rgb(253, 231, 37)');
+  assert.equal(ramp(0), 'rgb(222, 143, 5)');
   assert.equal(ramp(1), 'rgb(68, 1, 84)');
   assert.equal(ramp(2), ramp(1));
 });

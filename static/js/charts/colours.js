@@ -7,8 +7,9 @@ const RUNS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', 
 /** The colour of the i-th run (or trial number i); the ten hues repeat after ten. */
 export const runColour = (i) => RUNS[((i % RUNS.length) + RUNS.length) % RUNS.length];
 
-// viridis, from its light end (poor) to its dark end (best)
-const RAMP = [[253, 231, 37], [94, 201, 98], [33, 145, 140], [59, 82, 139], [68, 1, 84]];
+// amber (poor) through teal and blue to a dark purple (best): darker at each step, and even the
+// lightest end stays visible as a thin line on white (viridis' yellow end did not)
+const RAMP = [[222, 143, 5], [33, 145, 140], [59, 82, 139], [68, 1, 84]];
 
 /** The ramp's colour at t in [0, 1] (0: poorest, 1: best), as rgb(). */
 export function ramp(t) {
