@@ -224,14 +224,15 @@ def tick_one(sweep: Sweep) -> None:
 
 
 def apply_best(sweep: Sweep) -> Pipeline:
-    """The best trial's values become the defaults of the pipeline's parameters (a new revision)."""
+    """The best trial's values (swept, and the others it ran with) become the defaults of the
+    pipeline's parameters (a new revision): a plain Submit then runs the best trial again."""
     if sweep.pipeline is None:
         raise drafts.DraftError("this sweep's pipeline was deleted: there is nothing to apply its values to")
     if sweep.best_trial is None:
         raise drafts.DraftError("this sweep has no best trial (yet): no trial reported its primary metric")
     p = sweep.pipeline
     draft = graph.upgrade(p.draft)
-    values = sweep.best_trial.values
+    values = {**sweep.base_values, **sweep.best_trial.values}  # everything the best trial ran with
     for declared in draft.get("parameters", []):
         if declared["name"] in values:
             declared["default"] = values[declared["name"]]

@@ -332,3 +332,27 @@ def test_run_pipeline_takes_param_values_and_names_a_bad_one(users, tmp_path):
         call_command("run_pipeline", pipeline_file, param=["batch=2.5"], inline=True, owner="owner")
     with pytest.raises(CommandError, match="no parameter 'momentum'.*lr, batch"):
         call_command("run_pipeline", pipeline_file, param=["momentum=0.9"], inline=True, owner="owner")
+
+
+def test_the_api_sweeps_a_saved_pipeline_shows_trials_live_and_applies_the_best_values(workers, owner_client):
+    pk = saved(owner_client, tuning_pipeline(epochs=3, epoch_seconds=0.1, source_value=30))
+    space = [{"name": "lr", "expression": "choice", "values": [0.002, BETTER]}]
+    r = owner_client.post("/api/sweeps", {"pipeline": pk, "config": config(space, total=2), "parameters": {"batch": 32}},
+                          content_type="application/json")
+    assert r.status_code == 201, r.content
+    body = r.json()
+    assert body["swept"] == ["lr"] and body["base_values"] == {"batch": 32} and len(body["trials"]) == 2
+    sweep = finished(Sweep.objects.get(pk=body["id"]))
+    body = owner_client.get(f"/api/sweeps/{sweep.pk}").json()
+    assert body["status"] == "completed" and body["best_trial"] == 1
+    best = next(t for t in body["trials"] if t["best"])
+    assert best["values"] == {"lr": BETTER} and best["epochs"] == 3 and [s for s, _ in best["curve"]] == [1, 2, 3]
+    assert all(t["run"] and t["duration"] is not None for t in body["trials"])
+    run = owner_client.get(f"/api/runs/{best['run']}").json()
+    assert run["trial"] == {"sweep": sweep.pk, "number": 1, "status": "completed"}
+    assert run["parameters"] == {"lr": BETTER, "batch": 32}
+    revision = owner_client.get(f"/api/pipelines/{pk}").json()["revision"]
+    applied = owner_client.post(f"/api/sweeps/{sweep.pk}/apply-best").json()["pipeline"]
+    assert applied["revision"] == revision + 1
+    assert {p["name"]: p["default"] for p in applied["draft"]["parameters"]} == {"lr": BETTER, "batch": 32}
+    assert owner_client.get("/api/sweeps").json()["sweeps"][0]["id"] == sweep.pk
