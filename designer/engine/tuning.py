@@ -21,10 +21,12 @@ import math
 import os
 import statistics
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import optuna
+import sqlalchemy.exc
 from optuna.pruners import BasePruner, NopPruner
 from optuna.samplers import BaseSampler, GridSampler, RandomSampler, TPESampler
 from optuna.trial import FrozenTrial, TrialState
@@ -48,9 +50,23 @@ def storage(url: str) -> optuna.storages.RDBStorage:
     key = (os.getpid(), url)
     with _storages_lock:
         if key not in _storages:
-            engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {"pool_pre_ping": True}
-            _storages[key] = optuna.storages.RDBStorage(url, engine_kwargs=engine)
+            _storages[key] = _new_storage(url)
         return _storages[key]
+
+
+def _new_storage(url: str, attempts: int = 5) -> optuna.storages.RDBStorage:
+    """Optuna creates its tables on a database's first use: two processes doing that at the same
+    moment collide (one is refused: the version row or a table exists already); the loser finds
+    them made and goes on."""
+    engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {"pool_pre_ping": True}
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs=engine)
+        except sqlalchemy.exc.SQLAlchemyError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def close_storages() -> None:

@@ -29,10 +29,10 @@ def storage_url() -> str:
                       database=d["NAME"]).render_as_string(hide_password=False)
 
 
-def create(sweep: Sweep, config: SweepConfig):
-    study = tuning.create_study(tuning.storage(storage_url()), sweep.study_name, config)
+def create(study_name: str, config: SweepConfig):
+    study = tuning.create_study(tuning.storage(storage_url()), study_name, config)
     with _lock:
-        _studies[sweep.study_name] = study
+        _studies[study_name] = study
     return study
 
 

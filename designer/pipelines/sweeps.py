@@ -68,11 +68,12 @@ def start(owner, doc: dict, raw_config, pipeline: Pipeline | None = None, name: 
     doc, config = check(doc, raw_config, values)
     swept = {e.name for e in config.parameter_space}
     deadline = (timezone.now() + timedelta(minutes=config.max_duration_minutes)) if config.max_duration_minutes else None
+    study_name = f"designer-sweep-{uuid.uuid4().hex}"
+    studies.create(study_name, config)  # before the sweep is visible: a worker's tick() may load it at once
     sweep = Sweep.objects.create(
         owner=owner, pipeline=pipeline, name=(name or (pipeline.name if pipeline else doc.get("name")) or "sweep")[:200],
         snapshot=doc, config=config.as_dict(), base_values={k: v for k, v in (values or {}).items() if k not in swept},
-        study_name=f"designer-sweep-{uuid.uuid4().hex}", deadline=deadline)
-    studies.create(sweep, config)
+        study_name=study_name, deadline=deadline)
     fill(sweep.pk)
     sweep.refresh_from_db()
     return sweep
@@ -92,7 +93,11 @@ def fill(sweep_id: int) -> None:
         active = [t for t in trials if not t.finished]
         reason = _end_reason(sweep, config, trials)
         if reason is None:
-            study = studies.load(sweep, config)
+            try:
+                study = studies.load(sweep, config)
+            except KeyError:  # its study was removed from the database: nothing can be sampled
+                _finish(sweep, config, trials, "its Optuna study is missing from the database")
+                return
             while len(active) < config.max_concurrent_runs and len(trials) < config.max_total_runs \
                     and not tuning.exhausted(study, config):
                 try:
@@ -188,8 +193,14 @@ def _finish(sweep: Sweep, config, trials: list[Trial], reason: str) -> None:
         message = f"{reason}; best trial {best.number}: {config.primary_metric_name} {best.value:.4g} ({values})"
     else:
         failed = sum(t.status == st.FAILED for t in trials)
-        message = (f"{reason}; every trial failed" if trials and failed == len(trials) else
-                   f"{reason}; no trial reported {config.primary_metric_name}" if trials else reason)
+        if not trials:
+            message = reason
+        elif failed == len(trials):
+            message = f"{reason}; every trial failed"
+        elif any(t.value is not None for t in trials):
+            message = f"{reason}; no trial completed"
+        else:
+            message = f"{reason}; no trial reported {config.primary_metric_name}"
     Sweep.objects.filter(pk=sweep.pk).update(status=status, message=message, best_trial=best, finished_at=timezone.now(),
                                              started_at=sweep.started_at or timezone.now())
     _nudge(sweep.pk)
