@@ -156,8 +156,9 @@ def trial_finished(run_id: int) -> None:
     curve = primary_curve(trial.run, config.primary_metric_name)
     value = tuning.best_value([v for _, v in curve], config.primary_metric_goal)
     status = RUN_TO_TRIAL.get(trial.run.status, st.FAILED)
-    if status == st.COMPLETED and Trial.objects.filter(pk=trial.pk, stop_requested=True).exists():
-        status = st.EARLY_TERMINATED
+    if status == st.COMPLETED and Trial.objects.filter(pk=trial.pk, stop_requested=True).exists() \
+            and len(curve) < (_planned_steps(trial.run, config.primary_metric_name) or len(curve) + 1):
+        status = st.EARLY_TERMINATED  # asked to stop, and it did stop before its last step
     error = "" if status != st.FAILED else _run_error(trial.run)
     if status == st.COMPLETED and value is None:
         status, error = st.FAILED, (f"the run completed but no module reported the primary metric "
@@ -273,6 +274,13 @@ def primary_curve(run: Run | None, metric: str) -> list[tuple[int, float]]:
             if data.get("step") is not None:
                 curve.setdefault(int(data["step"]), float(data["value"]))
     return sorted(curve.items())
+
+
+def _planned_steps(run: Run, metric: str) -> int | None:
+    """How many steps the module meant to run (its metric events say so), when it said."""
+    data = (Event.objects.filter(run=run, type="metric", data__name=metric).order_by("-id")
+            .values_list("data", flat=True).first())
+    return (data or {}).get("steps")
 
 
 def _nudge(sweep_id: int) -> None:

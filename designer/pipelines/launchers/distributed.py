@@ -23,7 +23,7 @@ from designer.engine.executor import DistributedLaunchError
 from designer.pipelines import workers
 from designer.pipelines.launchers import base, explain, specs
 from designer.pipelines.launchers.gang import Gang
-from designer.pipelines.launchers.ports import pick_port
+from designer.pipelines.launchers.ports import PortClaim, pick_port
 from designer.pipelines.launchers.relay import Relay
 from designer.pipelines.launchers.reservation import reserve_nodes
 from designer.pipelines.models import NodeLaunch, NodeRun
@@ -47,6 +47,7 @@ class DistributedLauncher(base.Launcher):
         self.gang: Gang | None = None
         self.local: launch.NodeProcess | None = None
         self.relay: Relay | None = None
+        self.port: PortClaim | None = None
         self.started = time.monotonic()
 
     # ------------------------------------------------------------ launch
@@ -61,7 +62,8 @@ class DistributedLauncher(base.Launcher):
         self.relay = Relay(step.ctx, step.job.metrics_file, gang.logs / layout.driver_log(0))
         try:
             nodes = reserve_nodes(gang)
-            self._start(step.job, nodes, pick_port(gang))
+            self.port = pick_port(gang)  # claimed on this machine until the job ends
+            self._start(step.job, nodes, self.port.port)
         except DistributedLaunchError as e:
             gang.say(str(e))
             raise
@@ -107,6 +109,7 @@ class DistributedLauncher(base.Launcher):
         if code == 0 and all(m.status == st.EXITED for m in members):
             self.relay.pump()
             self.gang.say("every node finished")
+            self._release_port()
             return base.DONE
         return base.RUNNING
 
@@ -124,6 +127,11 @@ class DistributedLauncher(base.Launcher):
             NodeLaunch.objects.filter(noderun=nr, index=0).update(status=st.EXITED, exit_code=code, finished_at=timezone.now())
         self._wait_for_members()
         workers.release(nr)
+        self._release_port()
+
+    def _release_port(self) -> None:
+        if self.port is not None:
+            self.port.release()
 
     def _wait_for_members(self) -> None:
         deadline = time.monotonic() + settings.LOST_AFTER_SECONDS + launch.STOP_GRACE_SECONDS + 2 * settings.HEARTBEAT_SECONDS

@@ -1,0 +1,54 @@
+"""A real sweep of the digits example: Train PyTorch Model's learning rate swept on two workers,
+each trial distributed (1 node x 2 processes); the shared nodes (Dataset, Convert, Split, the
+transformations, ResNet) run once; a learning rate far too small is stopped by BanditPolicy
+between epochs, through the stop file its torchrun ranks read, and keeps its best epoch."""
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from designer.engine import statuses as st
+from designer.pipelines import sweeps
+from designer.pipelines.models import NodeRun
+from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
+from tests.training.test_distributed_training import digits, digits_pipeline  # noqa: F401 - fixtures
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+EPOCHS = 6
+GOOD, POOR = 0.05, 0.0000005  # 100,000x too small: the batch-norm statistics alone learn something
+SHARED = ("dataset", "convert", "split", "transform", "apply_train", "apply_val", "resnet")
+
+
+@pytest.mark.timeout(1800)  # two distributed trainings side by side on a shared 2-core machine
+def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shared_nodes_once(workers, users, digits):  # noqa: F811
+    doc = digits_pipeline(digits, 1, 2, epochs=EPOCHS, patience=EPOCHS)
+    doc["parameters"] = [{"name": "learning_rate", "type": "float", "default": GOOD, "min": 1e-7, "max": 1.0}]
+    next(n for n in doc["nodes"] if n["id"] == "train")["bindings"] = {"learning_rate": "learning_rate"}
+    config = {"sampling": "grid", "parameter_space": [{"name": "learning_rate", "expression": "choice", "values": [GOOD, POOR]}],
+              "policy": {"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 2},
+              "primary_metric_name": "validation_top1_accuracy", "primary_metric_goal": "maximize",
+              "max_total_runs": 2, "max_concurrent_runs": 2}
+    sweep = sweeps.start(users["owner"], doc, config)
+    deadline = time.monotonic() + 1700
+    while not sweep.finished:
+        assert time.monotonic() < deadline, list(sweep.trials.values("number", "status", "epochs"))
+        time.sleep(1)
+        sweep.refresh_from_db()
+    good = sweep.trials.get(values={"learning_rate": GOOD})
+    poor = sweep.trials.get(values={"learning_rate": POOR})
+    seen = list(sweep.trials.values("values", "status", "epochs", "value", "stopped_at_step", "error"))
+    assert sweep.status == st.COMPLETED and sweep.best_trial == good, (sweep.message, seen)
+    assert good.status == st.COMPLETED and good.epochs == EPOCHS and good.value > 0.5
+    assert poor.status == st.EARLY_TERMINATED and poor.epochs < EPOCHS, (poor.status, poor.epochs, poor.error)
+    train = NodeRun.objects.get(run=poor.run, node_id="train")
+    assert train.status == st.COMPLETED  # stopped between epochs: its model is there, the best so far
+    spec = yaml.safe_load((Path(train.outputs["trained_model"]) / "model.yaml").read_text())
+    assert spec["epochs_run"] == poor.epochs and spec["best_epoch"] <= poor.epochs
+    for node_id in SHARED:  # computed once for the whole sweep, reused (or waited for) by the other trial
+        of_sweep = NodeRun.objects.filter(run__trial__sweep=sweep, node_id=node_id)
+        assert of_sweep.filter(status=st.COMPLETED).count() == 1, node_id
+        assert of_sweep.filter(status=st.REUSED).count() == 1, node_id
+    for trial in (good, poor):
+        no_process_left(trial.run)
