@@ -356,3 +356,29 @@ def test_the_api_sweeps_a_saved_pipeline_shows_trials_live_and_applies_the_best_
     assert applied["revision"] == revision + 1
     assert {p["name"]: p["default"] for p in applied["draft"]["parameters"]} == {"lr": BETTER, "batch": 32}
     assert owner_client.get("/api/sweeps").json()["sweeps"][0]["id"] == sweep.pk
+
+
+def test_cancel_ends_distributed_trials_and_leaves_no_process(workers, users):
+    """Two trials, each a 1 x 2 distributed node (torchrun and two ranks) beside a short training
+    node; cancelled once a trial's processes run (both, or one while the other waits for a worker)."""
+    from tests.pipelines.test_distributed import leftover_processes
+
+    doc = tuning_pipeline(epochs=1, epoch_seconds=0, source_sleep=0, source_value=40)
+    dist = node("dist", "toy_distributed", steps=100000, step_seconds=0.1)
+    dist["run_settings"] = {"node_count": 1, "process_count_per_node": 2}
+    dist["bindings"] = {"fail_at_step": "batch"}  # a distinct value per trial: no reuse between them
+    doc["nodes"].append(dist)
+    space = [{"name": "batch", "expression": "choice", "values": [500, 501]}]
+    sweep = sweeps.start(users["owner"], doc, config(space, total=2, concurrent=2))
+    deadline = time.monotonic() + 90
+    while sweep.trials.count() < 2 or not any(leftover_processes(t.run) for t in sweep.trials.select_related("run")):
+        assert time.monotonic() < deadline, list(NodeRun.objects.filter(run__trial__sweep=sweep).values("node_id", "status", "error"))
+        time.sleep(0.2)
+    sweeps.cancel(sweep)
+    sweep = finished(sweep, timeout=90)
+    assert sweep.status == st.CANCELLED
+    assert set(sweep.trials.values_list("status", flat=True)) == {st.CANCELLED}
+    deadline = time.monotonic() + 30
+    while any(leftover_processes(t.run) for t in sweep.trials.select_related("run")):
+        assert time.monotonic() < deadline, [leftover_processes(t.run) for t in sweep.trials.select_related("run")]
+        time.sleep(0.2)
