@@ -63,3 +63,15 @@ class CeleryWorker:
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def registered(workers: list[CeleryWorker], timeout: float = 10) -> list[CeleryWorker]:
+    """`workers`, once each has its live row again (a test's database flush removes the rows
+    until the workers' next heartbeat)."""
+    from designer.pipelines.models import Worker
+
+    deadline = time.monotonic() + timeout
+    while Worker.objects.filter(hostname__in=[w.hostname for w in workers], stopped_at__isnull=True).count() < len(workers):
+        assert time.monotonic() < deadline, "the workers did not register"
+        time.sleep(0.1)
+    return workers

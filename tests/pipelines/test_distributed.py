@@ -18,6 +18,7 @@ from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch, Worker
 from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
 from tests.pipes import node, pipeline
+from tests.workers import registered
 from training import launch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
@@ -47,11 +48,7 @@ def two_workers(django_db_setup, django_db_blocker):
 @pytest.fixture
 def workers(two_workers, transactional_db):
     """Both workers registered (a test's database flush removes their rows until the next beat)."""
-    deadline = time.monotonic() + 10
-    while Worker.objects.filter(hostname__in=[w.hostname for w in two_workers], stopped_at__isnull=True).count() < 2:
-        assert time.monotonic() < deadline, "the workers did not register"
-        time.sleep(0.1)
-    return two_workers
+    return registered(two_workers)
 
 
 def toy(nodes=1, processes=1, **params):

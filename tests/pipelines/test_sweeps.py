@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from designer.engine import statuses as st
 from designer.pipelines import sweeps
-from designer.pipelines.models import NodeRun, Sweep, Trial, Worker
+from designer.pipelines.models import NodeRun, Sweep, Trial
 from tests.conftest import TEST_DATA
 from tests.pipes import link, node, pipeline
-from tests.workers import CeleryWorker
+from tests.workers import CeleryWorker, registered
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.production]
 
@@ -33,11 +33,8 @@ def two_workers(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def workers(two_workers, transactional_db):
-    deadline = time.monotonic() + 10
-    while Worker.objects.filter(hostname__in=[w.hostname for w in two_workers], stopped_at__isnull=True).count() < 2:
-        assert time.monotonic() < deadline, "the workers did not register"
-        time.sleep(0.1)
-    return two_workers
+    """Both workers registered (a test's database flush removes their rows until the next beat)."""
+    return registered(two_workers)
 
 
 def tuning_pipeline(epochs=6, epoch_seconds=0.2, source_sleep=1.0, source_value=1):
