@@ -17,6 +17,7 @@ app.autodiscover_tasks(["designer.pipelines"])
 
 RUN_NODE = "designer.run_node"  # run one node of a run: args [NodeRun id]
 LAUNCH_NODE = "designer.launch_node"  # one node (not node 0) of a distributed job: args [NodeLaunch id]
+PREPARE_VERSION = "designer.prepare_version"  # package a registered model version: args [ModelVersion id]
 
 # the embedded broker's URL (sqla+sqlite://) selects kombu's SQLAlchemy transport with our polling
 TRANSPORT_ALIASES["sqla"] = "designer.embedded_broker:Transport"

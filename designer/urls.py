@@ -3,7 +3,17 @@ from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
-from designer.pipelines import api, compare, datasets_api, sweep_views, sweeps_api, views
+from designer.pipelines import (
+    api,
+    compare,
+    datasets_api,
+    endpoints_api,
+    registry_api,
+    registry_views,
+    sweep_views,
+    sweeps_api,
+    views,
+)
 
 api_patterns = [
     path("modules", api.module_list),
@@ -21,6 +31,14 @@ api_patterns = [
     path("sweeps/<int:pk>", sweeps_api.sweep_detail),
     path("sweeps/<int:pk>/cancel", sweeps_api.sweep_cancel),
     path("sweeps/<int:pk>/apply-best", sweeps_api.sweep_apply_best),
+    path("models", registry_api.model_list),
+    path("models/<str:name>", registry_api.model_detail),
+    path("models/<str:name>/versions/<int:version>", registry_api.version_detail),
+    path("models/<str:name>/versions/<int:version>/download", registry_api.version_download),
+    path("endpoints", endpoints_api.endpoint_list),
+    path("endpoints/<str:name>", endpoints_api.endpoint_detail),
+    path("endpoints/<str:name>/keys", endpoints_api.endpoint_keys),
+    path("endpoints/<str:name>/score", endpoints_api.endpoint_score),
     path("runs", api.run_list),
     path("runs/compare", compare.runs_compare),
     path("runs/<int:pk>", api.run_detail),
@@ -44,6 +62,10 @@ urlpatterns = [
     path("sweeps/", sweep_views.sweep_list, name="sweeps"),
     path("sweeps/<int:pk>/", sweep_views.sweep_page, name="sweep"),
     path("runs/compare", sweep_views.compare_page, name="compare_runs"),
+    path("models/", registry_views.model_list, name="models"),
+    path("models/<str:name>/", registry_views.model_page, name="model"),
+    path("endpoints/", registry_views.endpoint_list, name="endpoints"),
+    path("endpoints/<str:name>/", registry_views.endpoint_page, name="endpoint"),
     path("pipelines/import", views.pipeline_import, name="pipeline_import"),
     path("pipelines/<int:pk>/", views.designer, name="designer"),
     path("pipelines/<int:pk>/rename", views.pipeline_rename, name="pipeline_rename"),

@@ -11,6 +11,7 @@ Layout (ARTIFACT_ROOT):
     <run id>/<node id>/<output port>/...      a node's outputs (executor.py)
     <run id>/<node id>/logs/<log file>        its logs
     datasets/<owner id>/<upload folder>/<file name>   uploaded datasets
+    models/<owner id>/<model id>/<version>/...         registered model versions (immutable copies)
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ ID_RULE = "1 to 64 letters, digits, '_', '-' or '.', and not '.' or '..'"
 LOG_DIR = layout.LOG_DIR
 LOG_FILE = layout.DRIVER_LOG
 DATASETS_DIR = "datasets"
+MODELS_DIR = "models"
 MAX_FILENAME_CHARS = 150  # well under the 255 bytes most file systems allow, with a UTF-8 margin
 
 _ID = re.compile(ID_PATTERN)
@@ -124,3 +126,19 @@ def dataset_file(artifact_root, owner_id: int, stored_name: str) -> Path:
     """The file of a stored dataset, only if it lies in its owner's dataset folder."""
     owner_folder = inside(artifact_root, DATASETS_DIR, str(int(owner_id)))
     return inside(owner_folder, Path(artifact_root, stored_name))
+
+
+# ---------------------------------------------------------------- registered models
+
+
+def model_version_dir(artifact_root, owner_id: int, model_id: int, version: int) -> Path:
+    """The folder of one registered model version (ids only: a model's name never names a folder)."""
+    numbers = [owner_id, model_id, version]
+    if any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+        raise OutsideFolder(f"model version folder {numbers!r}: not whole numbers")
+    return inside(artifact_root, MODELS_DIR, *(str(n) for n in numbers))
+
+
+def model_version_folder(artifact_root, stored: str) -> Path:
+    """A stored version folder (relative to the artifact root), only if it is under models/."""
+    return inside(inside(artifact_root, MODELS_DIR), Path(artifact_root, stored))

@@ -51,3 +51,15 @@ def for_page() -> dict:
     return {"node": list(NODE_STATUSES), "run": list(RUN_STATUSES), "terminal": sorted(TERMINAL),
             "run_finished": sorted(RUN_FINISHED), "active": sorted(ACTIVE), "event_status": EVENT_STATUS,
             "trial": list(TRIAL_STATUSES), "trial_finished": sorted(TRIAL_FINISHED)}
+
+# ---- a registered model version: its copy is made at once; its packaging (the torch.export
+# program and the ONNX graph an endpoint serves) runs on a worker
+PREPARING = "preparing"
+READY = "ready"
+VERSION_STATUSES = (PREPARING, READY, FAILED)
+
+# ---- a real-time endpoint, as its page and API show it (derived, never stored)
+WAITING = "waiting"  # for its version's packaging, or for a serving process to load it
+HEALTHY = "healthy"
+UNAVAILABLE = "unavailable"  # no serving process has been seen lately
+ENDPOINT_STATUSES = (WAITING, HEALTHY, UNAVAILABLE, FAILED)

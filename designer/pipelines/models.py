@@ -278,3 +278,113 @@ class Trial(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+
+class RegisteredModel(models.Model):
+    """A name under which a user registers trained models, version after version (registry.py)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="registered_models")
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="one_model_name_per_owner")]
+
+    def __str__(self):
+        return self.name
+
+
+class ModelVersion(models.Model):
+    """One registered version: an immutable copy of a run's trained model (its own folder under
+    ARTIFACT_ROOT/models, kept when the run is deleted) and where it came from (lineage)."""
+
+    STATUSES = statuses.choices(statuses.VERSION_STATUSES)
+    model = models.ForeignKey(RegisteredModel, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField(help_text="1, 2, 3... per name")
+    description = models.TextField(blank=True)
+    tags = models.JSONField(default=dict, blank=True, help_text="{name: value}")
+    folder = models.CharField(max_length=300, help_text="its model directory, relative to ARTIFACT_ROOT")
+    status = models.CharField(max_length=16, choices=STATUSES, default=statuses.PREPARING)
+    error = models.TextField(blank=True, help_text="why its packaging failed")
+    # its packaging task: sent (again by any worker's heartbeat until the broker takes it), claimed once
+    prepare_sent_at = models.DateTimeField(null=True, blank=True)
+    prepare_started_at = models.DateTimeField(null=True, blank=True)
+    has_onnx = models.BooleanField(default=False)
+    size = models.PositiveBigIntegerField(default=0, help_text="bytes of its folder")
+    # lineage: the links are kept as long as what they name exists; `lineage` keeps the names,
+    # ids, datasets, parameters and best-epoch metrics for good
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_versions")
+    pipeline = models.ForeignKey(Pipeline, null=True, blank=True, on_delete=models.SET_NULL, related_name="model_versions")
+    node_id = models.CharField(max_length=64, blank=True)
+    lineage = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["model", "-version"]
+        constraints = [models.UniqueConstraint(fields=["model", "version"], name="one_version_number_per_model")]
+
+    def __str__(self):
+        return f"{self.model.name}:{self.version}"
+
+
+class Endpoint(models.Model):
+    """A real-time scoring endpoint: a name (global: it is in the scoring URL), the version it
+    serves, and two keys (regenerate one while clients move to the other). Serving processes
+    (designer/serving) poll these rows; `revision` tells them that something changed."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="endpoints")
+    name = models.CharField(max_length=64, unique=True)
+    version = models.ForeignKey(ModelVersion, on_delete=models.PROTECT, related_name="endpoints")
+    primary_key = models.CharField(max_length=64)
+    secondary_key = models.CharField(max_length=64)
+    description = models.TextField(blank=True)
+    revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class ServingReplica(models.Model):
+    """A serving process (designer/serving), refreshed by its heartbeat: what it has loaded."""
+
+    name = models.CharField(max_length=200, unique=True, help_text="machine:pid")
+    started_at = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField()
+    loaded = models.JSONField(default=dict, blank=True,
+                              help_text="{endpoint name: {version: id, revision: n, error: text}}")
+
+    def __str__(self):
+        return self.name
+
+
+class EndpointStats(models.Model):
+    """One replica's counts for one endpoint since it started serving it (the page adds them up)."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="stats")
+    replica = models.CharField(max_length=200)
+    requests = models.PositiveBigIntegerField(default=0)
+    errors = models.PositiveBigIntegerField(default=0)
+    latency = models.JSONField(default=list, blank=True, help_text="counts per bucket of designer/engine/latency.py")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "replica"], name="one_stats_row_per_replica")]
+
+
+class EndpointError(models.Model):
+    """A request an endpoint refused or failed (the most recent are kept)."""
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="errors")
+    at = models.DateTimeField()
+    status = models.PositiveIntegerField()
+    message = models.TextField()
+
+    class Meta:
+        ordering = ["-at", "-id"]

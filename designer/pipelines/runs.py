@@ -13,7 +13,7 @@ from django.utils import timezone
 from designer.engine import graph, parameters
 from designer.engine import statuses as st
 from designer.engine.executor import Event
-from designer.pipelines import datasets, events, outbox, workers
+from designer.pipelines import datasets, events, outbox, registry, workers
 from designer.pipelines.advance import advance, transition, wake_stranded, wake_waiters
 from designer.pipelines.artifacts import node_dir
 from designer.pipelines.catalogue import get_catalogue
@@ -52,6 +52,7 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     catalogue = get_catalogue()
     doc = parameters.resolve(graph.check(graph.upgrade(doc), catalogue), values, catalogue)
     doc = datasets.bind(owner, doc)  # a Dataset node may only read its owner's file
+    doc = registry.bind(owner, doc)  # a Registered model node, only its owner's versions
     if regenerate:
         for node in doc["nodes"]:
             if regenerate is True or node["id"] in regenerate:

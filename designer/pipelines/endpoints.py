@@ -1,0 +1,152 @@
+"""Real-time endpoints: deploy a registered version under a name, switch it to another version,
+regenerate its keys; and what its page shows (status, figures of the serving processes).
+
+The serving processes (designer/serving) read Endpoint rows (polling `revision`) and write
+their heartbeat (ServingReplica), their counts (EndpointStats) and the requests they refused
+(EndpointError); this file only reads those. Names are global: they are in the scoring URL.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from designer.engine import latency
+from designer.engine import statuses as st
+from designer.pipelines.models import Endpoint, EndpointError, EndpointStats, ModelVersion, ServingReplica
+from designer.pipelines.registry import RegistryError, get_version
+
+NAME_RULE = "3 to 32 lowercase letters, digits or '-', starting with a letter and not ending with '-'"
+_NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}[a-z0-9]$")
+REPLICA_SILENT_AFTER = timedelta(seconds=15)  # a serving process not heard of for longer is gone
+RECENT_ERRORS = 20
+KEYS = ("primary", "secondary")
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def default_name(model_name: str) -> str:
+    """The model's name made a free endpoint name: `Digits_v2` -> `digits-v2`, then `-2`, `-3`..."""
+    base = re.sub(r"[^a-z0-9]+", "-", model_name.lower()).strip("-")
+    base = (base if base[:1].isalpha() else f"model-{base}")[:28].rstrip("-")
+    base = base if len(base) >= 3 else f"{base}-ep"
+    name, n = base, 1
+    while Endpoint.objects.filter(name=name).exists():
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def create(owner, model_name: str, number, name: str | None = None) -> Endpoint:
+    version = _servable(get_version(owner, model_name, number))
+    name = name or default_name(model_name)
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise RegistryError(f"endpoint name {name!r} is not usable: a name is {NAME_RULE}")
+    try:
+        with transaction.atomic():
+            return Endpoint.objects.create(owner=owner, name=name, version=version, primary_key=new_key(),
+                                           secondary_key=new_key())
+    except IntegrityError:
+        raise RegistryError(f"the endpoint name {name!r} is taken: choose another", status=409)
+
+
+def _servable(version: ModelVersion) -> ModelVersion:
+    if version.status == st.FAILED:
+        raise RegistryError(f"{version} cannot be served: {version.error}")
+    return version
+
+
+def switch(endpoint: Endpoint, number) -> Endpoint:
+    """Serve another version of the same model; the serving processes swap it in when it is
+    loaded, while requests already under way finish on the old one (no request fails)."""
+    version = _servable(get_version(endpoint.owner, endpoint.version.model.name, number))
+    Endpoint.objects.filter(pk=endpoint.pk).update(version=version, revision=F("revision") + 1, updated_at=timezone.now())
+    endpoint.refresh_from_db()
+    return endpoint
+
+
+def regenerate(endpoint: Endpoint, which) -> Endpoint:
+    if which not in KEYS:
+        raise RegistryError(f"key must be one of {', '.join(KEYS)}, not {which!r}")
+    Endpoint.objects.filter(pk=endpoint.pk).update(**{f"{which}_key": new_key()}, revision=F("revision") + 1,
+                                                   updated_at=timezone.now())
+    endpoint.refresh_from_db()
+    return endpoint
+
+
+# --------------------------------------------------------------------------- what the page shows
+
+
+def scoring_url_for(name: str) -> str:
+    return f"{settings.SERVING_URL.rstrip('/')}/api/endpoints/{name}/score"
+
+
+def scoring_url(endpoint: Endpoint) -> str:
+    return scoring_url_for(endpoint.name)
+
+
+def curl(endpoint: Endpoint) -> str:
+    return (f"curl -X POST '{scoring_url(endpoint)}' \\\n  -H 'Authorization: Bearer {endpoint.primary_key}' \\\n"
+            "  -F 'image=@image.png'")
+
+
+def status(endpoint: Endpoint) -> tuple[str, str]:
+    """(status, a sentence saying why) from its version and the serving processes' heartbeats."""
+    version = endpoint.version
+    if version.status == st.PREPARING:
+        return st.WAITING, f"waiting for version {version.version} to be packaged for serving (ONNX export on a worker)"
+    if version.status == st.FAILED:
+        return st.FAILED, f"version {version.version} could not be packaged: {version.error}"
+    replicas = list(ServingReplica.objects.filter(last_seen__gte=timezone.now() - REPLICA_SILENT_AFTER))
+    if not replicas:
+        return st.UNAVAILABLE, ("no serving process has been heard of lately: `make run` starts one; "
+                                "in production, `python -m designer.serving` (README)")
+    loaded = [r.loaded.get(endpoint.name) or {} for r in replicas]
+    errors = [f"{r.name}: {info['error']}" for r, info in zip(replicas, loaded) if info.get("error")]
+    current = sum(1 for info in loaded if info.get("version") == version.id and not info.get("error"))
+    serving = sum(1 for info in loaded if info.get("version") and not info.get("error"))
+    if current == len(replicas):
+        return st.HEALTHY, f"serving version {version.version} on {_processes(current)}"
+    if serving:
+        return st.HEALTHY, f"switching to version {version.version}: {current} of {_processes(len(replicas))} serve it"
+    if errors:
+        return st.FAILED, "cannot load the model: " + "; ".join(errors[:3])
+    return st.WAITING, f"a serving process is loading version {version.version}"
+
+
+def _processes(n: int) -> str:
+    return f"{n} serving process{'es' if n != 1 else ''}"
+
+
+def figures(endpoint: Endpoint) -> dict:
+    rows = list(EndpointStats.objects.filter(endpoint=endpoint))
+    histogram = latency.merge([r.latency for r in rows])
+    return {"requests": sum(r.requests for r in rows), "errors": sum(r.errors for r in rows),
+            "p50_ms": _rounded(latency.percentile(histogram, 0.50)), "p95_ms": _rounded(latency.percentile(histogram, 0.95))}
+
+
+def endpoint_json(endpoint: Endpoint) -> dict:
+    state, message = status(endpoint)
+    model = endpoint.version.model
+    recent = EndpointError.objects.filter(endpoint=endpoint)[:RECENT_ERRORS]
+    return {
+        "name": endpoint.name, "model": model.name, "version": endpoint.version.version, "status": state,
+        "status_message": message, "scoring_url": scoring_url(endpoint), "curl": curl(endpoint),
+        "keys": {"primary": endpoint.primary_key, "secondary": endpoint.secondary_key},
+        "stats": figures(endpoint),
+        "recent_errors": [{"at": e.at.isoformat(), "status": e.status, "message": e.message} for e in recent],
+        "versions": list(model.versions.exclude(status=st.FAILED).order_by("version").values_list("version", flat=True)),
+        "created_at": endpoint.created_at.isoformat(), "updated_at": endpoint.updated_at.isoformat(),
+        "url": f"/endpoints/{endpoint.name}/", "api_url": f"/api/endpoints/{endpoint.name}",
+    }
+
+
+def _rounded(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 2)

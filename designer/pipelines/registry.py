@@ -1,0 +1,249 @@
+"""The model registry: a run's trained model registered under a name as version 1, 2, 3...
+
+`register()` copies the model directory into a folder of its own (ARTIFACT_ROOT/models/<owner>/
+<model>/<version>: deleting the run keeps it) and records where it came from (lineage: run,
+pipeline, node, the datasets it was trained and validated on, its parameters and its best
+epoch's metrics). Its packaging (a torch.export program for plain torch, the ONNX graph an
+endpoint serves) needs torch: a worker does it (`prepare`, sent as a Celery task by name).
+`bind()` is the one gate between a "Registered model" node and a version's folder, as
+datasets.bind is for files: it runs at submit and only ever finds the run owner's versions.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from designer.celery import PREPARE_VERSION, app
+from designer.engine import graph, paths
+from designer.engine import statuses as st
+from designer.pipelines import lineage
+from designer.pipelines.models import ModelVersion, NodeRun, RegisteredModel, Run
+from sdk.formats import model as model_format
+from sdk.formats import onnx_model
+from sdk.formats.meta import read_meta
+
+REGISTERED_MODEL_KIND = "registered_model"
+TRAIN_KIND, EXPORT_KIND = "train_pytorch_model", "export_to_onnx"
+SOURCES = {TRAIN_KIND: "trained_model", EXPORT_KIND: "onnx_model"}  # module kind: its model output
+NAME_RULE = "1 to 100 letters, digits, '_', '-' or '.', starting with a letter or digit"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+RESEND_AFTER = timedelta(minutes=2)  # a packaging message not picked up by then is sent again
+RECLAIM_AFTER = timedelta(minutes=30)  # a packaging that started and never ended (its worker died)
+
+
+class RegistryError(ValueError):
+    """A request the registry refuses; `status` is the HTTP status the API answers."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def check_name(name) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise RegistryError(f"model name {name!r} is not usable: a name is {NAME_RULE}")
+    return name
+
+
+def check_tags(tags) -> dict:
+    if tags is None:
+        return {}
+    if not isinstance(tags, dict) or not all(isinstance(k, str) and k and isinstance(v, (str, int, float)) for k, v in tags.items()):
+        raise RegistryError("tags must be an object of names to text values, e.g. {\"dataset\": \"digits\"}")
+    return {k[:100]: str(v)[:500] for k, v in tags.items()}
+
+
+# --------------------------------------------------------------------------- registering
+
+
+def register(owner, run_id, node_id, name, description: str = "", tags=None) -> ModelVersion:
+    """Register the model that node `node_id` of run `run_id` output, as the next version of
+    `name`. RegistryError (naming the node and why) for anything but a completed model output."""
+    name, tags = check_name(name), check_tags(tags)
+    if not isinstance(description, str):
+        raise RegistryError("description must be text")
+    run = Run.objects.filter(pk=run_id, owner=owner).first() if _is_id(run_id) else None
+    if run is None:
+        raise RegistryError(f"you have no run {run_id!r}", status=404)
+    model_dir, onnx_dir, source = _sources(run, node_id)
+    with transaction.atomic():
+        registered, _ = RegisteredModel.objects.get_or_create(owner=owner, name=name)
+        registered = RegisteredModel.objects.select_for_update().get(pk=registered.pk)  # numbers one at a time
+        number = (registered.versions.aggregate(n=Max("version"))["n"] or 0) + 1
+        folder = paths.model_version_dir(settings.ARTIFACT_ROOT, owner.id, registered.id, number)
+        try:
+            _copy(model_dir, onnx_dir, folder)
+            version = ModelVersion.objects.create(
+                model=registered, version=number, description=description[:5000], tags=tags,
+                folder=str(folder.relative_to(Path(settings.ARTIFACT_ROOT).resolve())), has_onnx=onnx_dir is not None,
+                size=_size(folder), run=run, pipeline=run.pipeline, node_id=node_id,
+                lineage=lineage.of(run, source, model_format.read_info(folder)))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        registered.save(update_fields=["updated_at"])
+        transaction.on_commit(lambda: send_prepare(version.id))
+    return version
+
+
+def _is_id(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, str) and value.isdigit()
+
+
+def _sources(run: Run, node_id) -> tuple[Path, Path | None, dict]:
+    """(trained model folder, ONNX folder or None, the snapshot node) of a completed model output."""
+    node = next((n for n in run.snapshot.get("nodes", []) if n.get("id") == node_id), None)
+    if node is None:
+        raise RegistryError(f"run {run.id} has no node {node_id!r}")
+    label = lineage.label_of(node)
+    if node["kind"] not in SOURCES:
+        raise RegistryError(f"{label} ({node_id}) outputs no model: register the output of Train PyTorch Model "
+                            "or Export to ONNX")
+    output = _completed_output(run, node_id, label, SOURCES[node["kind"]])
+    if node["kind"] == TRAIN_KIND:
+        return output, None, node
+    # Export to ONNX: its ONNX graph, and the trained model it exported (its input) for the canvas and torch
+    upstream, port = graph.inputs_of(run.snapshot, node_id).get("trained_model", (None, None))
+    if upstream is None:
+        raise RegistryError(f"{label} ({node_id}) has no trained model input in run {run.id}")
+    model_dir = _completed_output(run, upstream, f"the trained model of {label}", port)
+    source = next(n for n in run.snapshot["nodes"] if n["id"] == upstream)
+    return model_dir, output, source
+
+
+def _completed_output(run: Run, node_id: str, label: str, port: str) -> Path:
+    nr = NodeRun.objects.filter(run=run, node_id=node_id).first()
+    status = nr.status if nr else st.PENDING
+    if status not in st.SUCCEEDED:
+        raise RegistryError(f"{label} ({node_id}) has not completed in run {run.id} (it is {status}): "
+                            "only a completed model can be registered")
+    stored = (nr.outputs or {}).get(port)
+    try:
+        folder = paths.inside(settings.ARTIFACT_ROOT, stored) if stored else None
+    except paths.OutsideFolder:
+        folder = None
+    if folder is None or not folder.is_dir():
+        raise RegistryError(f"the output of {label} ({node_id}) in run {run.id} is gone from the artifact store: "
+                            "run the pipeline again to register it")
+    expected = onnx_model.TYPE if port == SOURCES[EXPORT_KIND] else model_format.TYPE
+    if (read_meta(folder) or {}).get("type") != expected:
+        raise RegistryError(f"the output of {label} ({node_id}) is not a {expected}")
+    return folder
+
+
+def _copy(model_dir: Path, onnx_dir: Path | None, folder: Path) -> None:
+    if folder.exists():  # left by a registration whose transaction did not commit
+        shutil.rmtree(folder)
+    shutil.copytree(model_dir, folder, ignore=shutil.ignore_patterns("metrics.jsonl", "work"))
+    if onnx_dir is not None:
+        for name in (onnx_model.ONNX_FILE, onnx_model.PREPROCESSING_FILE):
+            shutil.copyfile(onnx_dir / name, folder / name)
+
+
+def _size(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def folder_of(version: ModelVersion) -> Path:
+    return paths.model_version_folder(settings.ARTIFACT_ROOT, version.folder)
+
+
+# --------------------------------------------------------------------------- packaging (on a worker)
+
+
+def send_prepare(version_id: int) -> None:
+    """Send the packaging task; when the broker is away, a worker's heartbeat sends it later."""
+    try:
+        app.send_task(PREPARE_VERSION, args=[version_id])
+    except Exception:  # the broker is down: resend_preparing() sends it when it is back
+        return
+    ModelVersion.objects.filter(pk=version_id).update(prepare_sent_at=timezone.now())
+
+
+def resend_preparing() -> None:
+    """Versions whose packaging message was refused or lost: sent again (any worker's heartbeat)."""
+    due = timezone.now() - RESEND_AFTER
+    for pk in ModelVersion.objects.filter(status=st.PREPARING, prepare_started_at__isnull=True).exclude(
+            prepare_sent_at__gt=due).values_list("pk", flat=True)[:20]:
+        send_prepare(pk)
+
+
+def prepare(version_id: int, package) -> None:
+    """Run `package(folder)` (training.packaging.package) once for this version; record the outcome."""
+    now = timezone.now()
+    claimed = (ModelVersion.objects.filter(pk=version_id, status=st.PREPARING)
+               .exclude(prepare_started_at__gt=now - RECLAIM_AFTER).update(prepare_started_at=now))
+    if not claimed:
+        return  # done, or another worker is on it
+    version = ModelVersion.objects.get(pk=version_id)
+    try:
+        folder = folder_of(version)
+        result = package(folder)
+    except Exception as e:  # a message the user can act on, on the models page
+        ModelVersion.objects.filter(pk=version_id).update(status=st.FAILED, error=f"packaging failed: {e}")
+        return
+    ModelVersion.objects.filter(pk=version_id).update(status=st.READY, error="", size=_size(folder),
+                                                      has_onnx=bool(result.get("has_onnx", True)))
+
+
+# --------------------------------------------------------------------------- reading, deleting
+
+
+def get_version(owner, name: str, number) -> ModelVersion:
+    version = (ModelVersion.objects.select_related("model").filter(model__owner=owner, model__name=name, version=number)
+               .first() if _is_id(number) else None)
+    if version is None:
+        raise RegistryError(f"you have no model {name!r} version {number}", status=404)
+    return version
+
+
+def delete_version(version: ModelVersion) -> None:
+    """Refused (409, naming them) while endpoints serve it; else its folder and record go."""
+    serving = list(version.endpoints.values_list("name", flat=True))
+    if serving:
+        names = ", ".join(repr(n) for n in serving)
+        raise RegistryError(f"{version} is served by endpoint {names}: switch or delete the endpoint first", status=409)
+    try:
+        shutil.rmtree(folder_of(version), ignore_errors=True)
+    except paths.OutsideFolder:
+        pass  # not ours to remove: forget the record only
+    registered = version.model
+    version.delete()
+    if not registered.versions.exists():
+        registered.delete()
+
+
+# --------------------------------------------------------------------------- binding at submit
+
+
+def bind(owner, doc: dict) -> dict:
+    """Point every Registered model node at its owner's version folder (the latest version when
+    none is given: the run records which); PipelineInvalid for any other name or version."""
+    problems = []
+    for node in doc.get("nodes", []):
+        if node.get("kind") != REGISTERED_MODEL_KIND:
+            continue
+        params = node.setdefault("parameters", {})
+        params.pop("stored_folder", None)  # only ever set here
+        name, number = params.get("model"), params.get("version")
+        versions = ModelVersion.objects.filter(model__owner=owner, model__name=name or "").order_by("-version")
+        found = versions.filter(version=number).first() if number is not None else versions.first()
+        if found is None:
+            what = ("no model chosen" if not name else f"you have no registered model {name!r}" if not versions.exists()
+                    else f"model {name!r} has no version {number}")
+            problems.append(graph.Problem(f"Registered model: {what}", "unknown_model", node=node.get("id"),
+                                          param="version" if name and versions.exists() else "model"))
+            continue
+        params["version"] = found.version
+        params["stored_folder"] = str(folder_of(found))
+    if problems:
+        raise graph.PipelineInvalid(problems)
+    return doc
+
