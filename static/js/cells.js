@@ -36,11 +36,14 @@ export function portItems(module, nodeId, links) {
 // measuring text (X6's textWrap) costs more than the rest of a node's drawing: cut by length
 export const shorten = (text) => (text.length > 26 ? `${text.slice(0, 25)}…` : text);
 
-/** "Module label", "Load dataset: digits" for a dataset node, or "<kind> (unknown module)". */
+/** "Module label", "Load dataset: digits" for a dataset node, "Registered model: digits" for a
+ * registered model's node, or "<kind> (unknown module)". */
 export function nodeLabel(doc, module, datasets) {
   if (!module) return `${doc.kind} (unknown module)`;
   const ds = doc.kind === 'dataset' && doc.parameters ? datasets.get(doc.parameters.dataset) : null;
-  return ds ? `${module.label}: ${ds.name}` : module.label;
+  if (ds) return `${module.label}: ${ds.name}`;
+  const model = doc.kind === 'registered_model' && doc.parameters ? doc.parameters.model : null;
+  return model ? `${module.label}: ${model}` : module.label;
 }
 
 /** A node's binding line and height: {text, title, height}. */

@@ -57,13 +57,15 @@ export function editing(canvas, modules, saveNow) {
     graph.stopBatch('move');
   }
 
-  /** A new node of a palette entry, placed in view (staggered so that several do not overlap). */
-  function addAtCentre(kind, datasetId) {
+  /** A new node of a palette entry (with the parameters it presets), placed in view (staggered so that several do not overlap). */
+  function addAtCentre(kind, datasetId, parameters = {}) {
     const area = graph.getGraphArea();
     const n = graph.getNodes().length;
     const x = area.x + area.width / 2 - NODE_W / 2 + (n % 5) * 20;
     const y = area.y + area.height / 3 + (n % 5) * 20;
-    const node = graph.addNode(canvas.meta(newNodeDoc(modules.get(kind), nodeIds(), datasetId), { x, y }));
+    const doc = newNodeDoc(modules.get(kind), nodeIds(), datasetId);
+    Object.assign(doc.parameters, parameters);
+    const node = graph.addNode(canvas.meta(doc, { x, y }));
     canvas.select(node);
     canvas.focus();
   }

@@ -10,6 +10,7 @@ import { draftExtra } from './document.js';
 import { editing } from './editing.js';
 import { banner } from './messages.js';
 import { metricsTab } from './metrics.js';
+import { myModels } from './mymodels.js';
 import { outputsTab, showVisualize } from './outputs.js';
 import { nodePane, tabs } from './pane.js';
 import { bindingMenu } from './binding.js';
@@ -35,7 +36,8 @@ const { graph, history } = canvas;
 const problems = problemsView(canvas, catalogue.modules, boot.problems || []);
 const saver = autosave(boot.id, boot.revision, canvas.toDraft, (list) => { problems.set(list); paramsView.mark(); });
 const edits = editing(canvas, catalogue.modules, saver.saveNow);
-palette(canvas, catalogue, edits.addAtCentre);
+const entries = palette(canvas, catalogue, edits.addAtCentre);
+myModels(canvas, catalogue, entries.entry);
 
 // the pipeline's parameters: edited in the Module tab while no module is selected, bound in a node's pane
 const store = paramsStore(extra, () => saver.schedule());

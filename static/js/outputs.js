@@ -1,10 +1,11 @@
 /* The tabs about the selected node in the run shown: Outputs + logs (files to download, the log
- * followed as it grows) and Visualize (an htmx fragment from the server). */
+ * followed as it grows; "Register model" for a trained model) and Visualize (an htmx fragment from the server). */
 import { $, h, muted } from './dom.js';
 import { api, errorOf, paths } from './api.js';
 import { bytes, urlPath } from './format.js';
 import { statusLabel } from './statuses.js';
 import { nodeStatus } from './runstate.js';
+import { registerButton } from './registerdialog.js';
 
 /**
  * The run and node a tab is about, or null after saying in the panel what is missing.
@@ -67,7 +68,8 @@ export function outputsTab(view, book) {
     const base = paths.node(sel.run.id, sel.node);
     const r = await api('GET', `${base}/files`);
     if (!r.ok) { panel.textContent = errorOf(r, `Cannot list the files (${r.status}).`); return; }
-    const parts = [h('h3', {}, `${sel.node} in run #${sel.run.id}: ${statusLabel(r.data.status)}`)];
+    const parts = [h('h3', {}, `${sel.node} in run #${sel.run.id}: ${statusLabel(r.data.status)}`),
+      registerButton(sel.run.id, view.node(), r.data.status)].filter(Boolean);
     if (r.data.error) parts.push(h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Error'), h('pre', {}, r.data.error)));
     for (const [port, files] of Object.entries(r.data.outputs)) {
       const items = files.map((f) => h('li', {}, download(`${base}/files/${encodeURIComponent(port)}/${urlPath(f.path)}`, f.path), ` (${bytes(f.size)})`));

@@ -1,11 +1,11 @@
-/* The palette: modules and datasets dragged onto the canvas (or added with Enter), the search
- * box, and uploading a dataset archive. */
+/* The palette: modules, datasets and registered models (mymodels.js) dragged onto the canvas (or
+ * added with Enter), the search box, and uploading a dataset archive. */
 import { $, $$, h } from './dom.js';
 import { paths, upload } from './api.js';
 import { copyOf, newNodeDoc } from './document.js';
 import { datasetName, uploadRefusal } from './format.js';
 
-/** addAtCentre(kind, datasetId) adds a node in view (keyboard users). */
+/** addAtCentre(kind, datasetId, parameters) adds a node in view (keyboard users). Returns {entry}: wire a new entry. */
 export function palette(canvas, catalogue, addAtCentre) {
   const { graph } = canvas;
   const nodeIds = () => graph.getNodes().map((n) => n.id);
@@ -23,12 +23,13 @@ export function palette(canvas, catalogue, addAtCentre) {
     item.addEventListener('mousedown', (e) => {
       if (e.button !== 0) return;
       const doc = newNodeDoc(catalogue.modules.get(item.dataset.kind), nodeIds(), item.dataset.dataset);
+      Object.assign(doc.parameters, presetOf(item));
       dnd.start(graph.createNode(canvas.meta(doc, { x: 0, y: 0 })), e);
     });
     item.addEventListener('keydown', (e) => {
       if (e.key !== 'Enter' && e.key !== ' ') return;
       e.preventDefault();
-      addAtCentre(item.dataset.kind, item.dataset.dataset);
+      addAtCentre(item.dataset.kind, item.dataset.dataset, presetOf(item));
     });
   }
   $$('.palette-item').forEach(entry);
@@ -42,7 +43,11 @@ export function palette(canvas, catalogue, addAtCentre) {
       entry(b);
     });
   });
+  return { entry };
 }
+
+/** The parameters a palette entry sets on the node it adds: a registered model's name (My models). */
+const presetOf = (item) => (item.dataset.model ? { model: item.dataset.model } : {});
 
 /** Show the palette entries whose label, kind, category or description has the query. */
 function search(modules, query) {

@@ -1,0 +1,123 @@
+/* A registered model's page (templates/pipelines/model.html): one card per version, newest first:
+ * its status, lineage (run, pipeline, node, datasets), best-epoch metrics, classes, tags; Download,
+ * Deploy (a new endpoint, then its page) and Delete. Drawn from the boot data (the versions as
+ * GET /api/models/<name> gives them), read again every 3 s while a version is being prepared. */
+import { api, errorOf } from './api.js';
+import { $, button, h, muted } from './dom.js';
+import { statusLabel } from './statuses.js';
+import { deploy, metricRows, registryPaths, sizeText, tagTexts, timeText } from './registry.js';
+
+const POLL_MS = 3000;
+const CLASSES_SHOWN = 30;
+const boot = JSON.parse($('#model-boot').textContent);
+let versions = boot.versions;
+
+function say(text, bad = false) {
+  const el = $('#action-result');
+  el.className = bad ? 'error' : '';
+  el.textContent = text;
+}
+
+const link = (href, text, attrs = {}) => (href ? h('a', { href, ...attrs }, text) : h('span', attrs, text));
+const names = (list) => (list && list.length ? list.map((d) => d.name).join(', ') : '—');
+
+/** The lineage of a version as [label, content] rows. */
+function lineageRows(v) {
+  const l = v.lineage || {};
+  const rows = [];
+  if (l.run) rows.push(['Run', link(v.run_url, `#${l.run.id}${l.run.name ? ` ${l.run.name}` : ''}`, { class: 'run-link' })]);
+  else rows.push(['Run', h('span', { class: 'muted' }, 'deleted')]);
+  if (l.pipeline) rows.push(['Pipeline', link(v.pipeline_url, l.pipeline.name, { class: 'pipeline-link' })]);
+  if (l.node) rows.push(['Module', `${l.node.label || l.node.kind} (${l.node.id})`]);
+  const ds = l.datasets || {};
+  rows.push(['Trained on', h('span', { class: 'datasets-training' }, names(ds.training))]);
+  rows.push(['Validated on', h('span', { class: 'datasets-validation' }, names(ds.validation))]);
+  if (l.model_name) rows.push(['Architecture', l.model_name]);
+  return rows;
+}
+
+const facts = (rows, cls) => h('dl', { class: `facts ${cls}` }, rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+
+function classesEl(classes) {
+  if (!classes || !classes.length) return muted('No class list.');
+  const shown = classes.slice(0, CLASSES_SHOWN).map((c) => h('li', {}, String(c)));
+  const more = classes.length > CLASSES_SHOWN ? h('li', { class: 'muted' }, `and ${classes.length - CLASSES_SHOWN} more`) : null;
+  return h('ul', { class: 'chips classes' }, shown, more);
+}
+
+function parametersEl(params) {
+  const entries = Object.entries(params || {});
+  if (!entries.length) return null;
+  return h('details', { class: 'parameters' }, h('summary', {}, `Training parameters (${entries.length})`),
+    facts(entries.map(([k, x]) => [k, typeof x === 'object' && x !== null ? JSON.stringify(x) : String(x)]), 'params'));
+}
+
+function actions(v) {
+  const ready = v.status === 'ready';
+  const dl = ready ? h('a', { class: 'button download', href: v.download_url, download: '' }, 'Download')
+    : h('span', { class: 'button download disabled', 'aria-disabled': 'true', title: 'The archive is made once the version is ready' }, 'Download');
+  const go = button({ class: 'primary deploy', disabled: v.status === 'failed', onclick: (e) => onDeploy(v, e.target),
+    title: ready ? 'Serve this version at a new real-time endpoint' : 'Deploy now: the endpoint serves it once it is ready' }, 'Deploy');
+  const del = button({ class: 'danger delete-version', onclick: () => onDelete(v) }, 'Delete version');
+  return h('div', { class: 'row-actions' }, dl, go, del);
+}
+
+function versionCard(v) {
+  const l = v.lineage || {};
+  const status = h('span', { class: 'badge', 'data-status': v.status }, statusLabel(v.status));
+  const head = h('div', { class: 'version-head' },
+    h('h2', {}, `Version ${v.version} `, status), actions(v));
+  const sub = muted([`Registered ${timeText(v.created_at)}`, sizeText(v.size), v.has_onnx ? 'with model.onnx' : ''].filter(Boolean).join(' · '));
+  const err = v.status === 'failed' && v.error
+    ? h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Packaging failed'), h('pre', {}, v.error)) : null;
+  const preparing = v.status === 'preparing' ? muted('Preparing the archive and the ONNX graph for serving…') : null;
+  const tags = tagTexts(v.tags);
+  const served = (v.endpoints || []).length
+    ? h('p', { class: 'served' }, 'Served by ', v.endpoints.flatMap((n, i) => [i ? ', ' : '', h('a', { href: registryPaths.endpointPage(n) }, n)])) : null;
+  const metrics = metricRows(l.metrics);
+  return h('section', { class: 'card version', 'data-version': v.version, 'data-status': v.status }, head, sub, err, preparing,
+    v.description ? h('p', { class: 'description' }, v.description) : null,
+    tags.length ? h('ul', { class: 'chips tags' }, tags.map((t) => h('li', {}, t))) : null,
+    served,
+    h('div', { class: 'version-grid' },
+      h('div', {}, h('h3', {}, 'Lineage'), facts(lineageRows(v), 'lineage')),
+      h('div', {}, h('h3', {}, 'Metrics (best epoch)'), metrics.length ? facts(metrics, 'metrics') : muted('No metrics recorded.')),
+      h('div', {}, h('h3', {}, `Classes (${(l.classes || []).length})`), classesEl(l.classes))),
+    parametersEl(l.parameters));
+}
+
+function show() {
+  $('#versions').replaceChildren(...versions.map(versionCard));
+  $('#no-versions').hidden = versions.length > 0;
+  const served = new Set(versions.flatMap((v) => v.endpoints || []));
+  $('#model-facts').textContent = `${versions.length} version${versions.length === 1 ? '' : 's'}`
+    + `${served.size ? ` · ${served.size} endpoint${served.size === 1 ? '' : 's'}` : ''}`;
+  document.documentElement.dataset.modelLoaded = String(Number(document.documentElement.dataset.modelLoaded || 0) + 1);
+}
+
+async function onDeploy(v, btn) {
+  btn.disabled = true;
+  say(`Deploying version ${v.version}…`);
+  const r = await deploy(boot.name, v.version);
+  if (r.ok) { location.href = r.url; return; }
+  btn.disabled = false;
+  say(r.error, true);
+}
+
+async function onDelete(v) {
+  // eslint-disable-next-line no-alert
+  if (!window.confirm(`Delete version ${v.version} of ${boot.name}? Its archive is deleted too.`)) return;
+  const r = await api('DELETE', registryPaths.version(boot.name, v.version));
+  if (!r.ok) { say(errorOf(r, `Version ${v.version} was not deleted: the server answered ${r.status}.`), true); return; }
+  say(`Version ${v.version} deleted.`);
+  versions = versions.filter((x) => x.version !== v.version);
+  show();
+}
+
+async function refresh() {
+  const r = await api('GET', registryPaths.model(boot.name));
+  if (r.ok) { versions = r.data.versions; show(); }
+}
+
+setInterval(() => { if (versions.some((v) => v.status === 'preparing')) refresh(); }, POLL_MS);
+show();

@@ -1,0 +1,82 @@
+/* "Register model" in Outputs + logs of a completed Train PyTorch Model or Export to ONNX node: a
+ * small dialog (name, description, tags) -> POST /api/models; then "Registered NAME version N"
+ * with "Open model" and "Deploy" (a new endpoint, then its page). The API's refusals are shown in
+ * the dialog, which stays open. From a finished run to an endpoint: Register model, Register, Deploy. */
+import { api, errorOf } from './api.js';
+import { $, button, h, muted } from './dom.js';
+import { REGISTERED, REGISTRABLE, REGISTRABLE_STATUSES, deploy, parseTags, registryPaths, safeName } from './registry.js';
+
+/** The pipeline's name as the top bar shows it (it follows a rename). */
+const pipelineName = () => ($('#pipeline-name') ? $('#pipeline-name').textContent.trim() : '');
+
+const field = (id, label, input, help) => h('div', { class: 'field' }, h('label', { for: id }, label), input,
+  help ? h('p', { class: 'help', id: `${id}-help` }, help) : null);
+
+function openDialog(runId, nodeId) {
+  const name = h('input', { type: 'text', id: 'register-name', value: safeName(pipelineName()), required: true,
+    maxlength: 100, autocomplete: 'off', 'aria-describedby': 'register-name-help' });
+  const description = h('textarea', { id: 'register-description', rows: 2 });
+  const tags = h('textarea', { id: 'register-tags', rows: 2, placeholder: 'dataset=digits, stage=test', 'aria-describedby': 'register-tags-help' });
+  const problem = h('p', { class: 'dialog-problems', id: 'register-error', role: 'alert' });
+  const go = button({ class: 'primary', id: 'register-submit' }, 'Register');
+  go.type = 'submit';
+  const cancel = button({ id: 'register-cancel' }, 'Cancel');
+  const form = h('form', { method: 'dialog', class: 'dialog-body', novalidate: true },
+    muted(`The model of ${nodeId} in run #${runId} is copied into the registry as the next version of this name.`), problem,
+    field('register-name', 'Name', name, 'Letters, digits, "_", "-" or "."; the same name again makes version 2, 3…'),
+    field('register-description', 'Description (optional)', description),
+    field('register-tags', 'Tags (optional)', tags, 'key=value, separated by commas or new lines'),
+    h('div', { class: 'dialog-actions' }, cancel, go));
+  const dialog = h('dialog', { id: 'register-dialog', class: 'dialog', 'aria-labelledby': 'register-title' },
+    h('h2', { id: 'register-title' }, 'Register model'), form);
+
+  function done(v) {
+    const result = h('p', { class: 'dialog-problems' });
+    const deployBtn = button({ class: 'primary', id: 'register-deploy' }, 'Deploy');
+    deployBtn.addEventListener('click', async () => {
+      deployBtn.disabled = true;
+      result.textContent = '';
+      const r = await deploy(v.name, v.version);
+      if (r.ok) { location.href = r.url; return; }
+      deployBtn.disabled = false;
+      result.textContent = r.error;
+    });
+    const body = h('div', { class: 'dialog-body', id: 'register-done' },
+      h('p', { class: 'registered', role: 'status' }, `Registered ${v.name} version ${v.version}`),
+      muted('Deploy serves it at a real-time endpoint (HTTP, with a key); it answers once the model is packaged.'), result,
+      h('div', { class: 'dialog-actions' }, button({ id: 'register-close', onclick: () => dialog.close() }, 'Close'),
+        h('a', { class: 'button', id: 'open-model', href: v.page_url || registryPaths.modelPage(v.name) }, 'Open model'), deployBtn));
+    form.replaceWith(body);
+    deployBtn.focus();
+    document.dispatchEvent(new CustomEvent(REGISTERED, { detail: v }));
+  }
+
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (go.getAttribute('aria-disabled') === 'true') return;
+    const parsed = parseTags(tags.value);
+    if (parsed.error) { problem.textContent = parsed.error; tags.focus(); return; }
+    if (!name.value.trim()) { problem.textContent = 'Give the model a name.'; name.focus(); return; }
+    go.setAttribute('aria-disabled', 'true');
+    problem.textContent = '';
+    const r = await api('POST', registryPaths.models,
+      { run: runId, node: nodeId, name: name.value.trim(), description: description.value, tags: parsed.tags });
+    go.removeAttribute('aria-disabled');
+    if (r.ok) done(r.data);
+    else problem.textContent = `Not registered: ${errorOf(r, `the server answered ${r.status}`)}`;
+  });
+  cancel.addEventListener('click', () => dialog.close());
+  dialog.addEventListener('close', () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  name.select();
+}
+
+/** The "Register model" button for a node of a run, or null when its output cannot be registered. */
+export function registerButton(runId, node, status) {
+  const kind = node && node.getData ? node.getData().kind : null;
+  if (!REGISTRABLE.includes(kind) || !REGISTRABLE_STATUSES.includes(status)) return null;
+  return h('div', { class: 'register-row' },
+    button({ class: 'primary', id: 'register-model', onclick: () => openDialog(runId, node.id),
+      title: 'Copy this trained model into the model registry, to download, reuse or deploy it' }, 'Register model'));
+}
