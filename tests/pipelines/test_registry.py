@@ -1,0 +1,110 @@
+"""The model registry from a real digits run: register (page API and CLI), versions 1, 2, 3 per
+name, lineage, an immutable copy that outlives its run, owner scoping, and every refusal named."""
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from designer.pipelines import artifacts, registry
+from designer.pipelines.models import ModelVersion
+from tests.pipelines.registry_helpers import EPOCHS, add_digits, digits_doc, run_inline
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def trained(users, tmp_path):
+    dataset = add_digits(users["owner"], tmp_path)
+    return dataset, run_inline(users["owner"], digits_doc(dataset))
+
+
+def register(client, **body):
+    return client.post("/api/models", body, content_type="application/json")
+
+
+def test_a_training_registers_as_numbered_versions_with_its_lineage(owner_client, users, trained, tmp_path):
+    dataset, run = trained
+    r = register(owner_client, run=run.id, node="train", name="digits", description="first try", tags={"data": "sklearn"})
+    assert r.status_code == 201, r.json()
+    v1 = r.json()
+    assert (v1["name"], v1["version"], v1["status"], v1["tags"]) == ("digits", 1, "preparing", {"data": "sklearn"})
+    lineage = v1["lineage"]
+    assert lineage["run"] == {"id": run.id, "name": run.name} and lineage["pipeline"]["id"] == run.pipeline_id
+    assert lineage["node"] == {"id": "train", "kind": "train_pytorch_model", "label": "Train PyTorch Model"}
+    assert lineage["datasets"]["training"] == [{"id": dataset, "name": "digits", "node": "dataset"}]
+    assert lineage["datasets"]["validation"] == lineage["datasets"]["training"]  # both come from its split
+    assert lineage["parameters"]["epochs"] == EPOCHS and lineage["parameters"]["learning_rate"] == 0.05
+    assert lineage["started_from"]["label"] == "ResNet" and lineage["started_from"]["parameters"]["model_name"] == "resnet18"
+    metrics = lineage["metrics"]
+    assert 1 <= metrics["best_epoch"] <= EPOCHS and metrics["validation_loss"] > 0 and "training_loss" in metrics
+    assert lineage["classes"] == [str(d) for d in range(10)] and lineage["model_name"] == "resnet18"
+
+    # a second training of the same pipeline (another seed): version 2, through the CLI
+    second = run_inline(users["owner"], digits_doc(dataset, seed=2))
+    out, err = io.StringIO(), io.StringIO()
+    call_command("register_model", str(second.id), "train", name="digits", owner="owner", tag=["seed=2"], stdout=out, stderr=err)
+    assert out.getvalue().strip() == "digits:2" and "registered digits version 2" in err.getvalue()
+    # Export to ONNX's output: version 3, with its ONNX graph and the trained model it exported
+    v3 = register(owner_client, run=second.id, node="export", name="digits").json()
+    assert v3["version"] == 3 and v3["has_onnx"] and v3["lineage"]["node"]["id"] == "train"
+    folder = registry.folder_of(ModelVersion.objects.get(model__name="digits", version=3))
+    assert {"model.pt", "model.yaml", "model.onnx", "preprocessing.json"} <= {p.name for p in folder.iterdir()}
+
+    listed = owner_client.get("/api/models").json()["models"]
+    assert [(m["name"], m["latest_version"], m["versions"]) for m in listed] == [("digits", 3, 3)]
+    versions = owner_client.get("/api/models/digits").json()["versions"]
+    assert [v["version"] for v in versions] == [3, 2, 1] and versions[1]["tags"] == {"seed": "2"}
+
+
+def test_a_version_is_an_immutable_copy_that_outlives_its_run(owner_client, trained):
+    _, run = trained
+    v1 = register(owner_client, run=run.id, node="train", name="digits").json()
+    version = ModelVersion.objects.get(model__name="digits", version=1)
+    folder = registry.folder_of(version)
+    run_model = Path(run.nodes.get(node_id="train").outputs["trained_model"])
+    assert folder != run_model and (folder / "model.pt").read_bytes() == (run_model / "model.pt").read_bytes()
+    shutil.rmtree(artifacts.node_dir(run.id, "train").parent)  # the run and its files are deleted
+    run.delete()
+    again = owner_client.get("/api/models/digits/versions/1").json()
+    assert again["lineage"] == v1["lineage"] and again["run_url"] is None  # its lineage is kept by value
+    assert (folder / "model.pt").is_file()
+
+
+def test_strangers_see_nothing_and_cannot_register_others_runs(owner_client, stranger_client, trained):
+    _, run = trained
+    assert register(owner_client, run=run.id, node="train", name="digits").status_code == 201
+    for url in ("/api/models/digits", "/api/models/digits/versions/1", "/api/models/digits/versions/1/download"):
+        assert stranger_client.get(url).status_code == 404, url
+    assert stranger_client.delete("/api/models/digits/versions/1").status_code == 404
+    assert stranger_client.get("/api/models").json()["models"] == []
+    r = register(stranger_client, run=run.id, node="train", name="mine")
+    assert r.status_code == 404 and r.json()["error"] == f"you have no run {run.id}"
+    with pytest.raises(CommandError, match=f"you have no run {run.id}"):
+        call_command("register_model", str(run.id), "train", name="mine", owner="stranger")
+
+
+@pytest.mark.parametrize("body, status, error", [
+    ({"node": "score", "name": "m"}, 400, "Score Image Model (score) outputs no model: register the output of Train PyTorch Model"),
+    ({"node": "nope", "name": "m"}, 400, "has no node 'nope'"),
+    ({"node": "train", "name": "../x"}, 400, "model name '../x' is not usable"),
+    ({"node": "train", "name": "m", "tags": ["a"]}, 400, "tags must be an object"),
+    ({"node": "train"}, 400, "missing name"),
+])
+def test_registering_anything_but_a_completed_model_is_refused_by_name(owner_client, trained, body, status, error):
+    _, run = trained
+    r = register(owner_client, run=run.id, **body)
+    assert r.status_code == status and error in r.json()["error"], r.json()
+    assert not ModelVersion.objects.exists()
+
+
+def test_a_failed_training_cannot_be_registered(owner_client, trained):
+    _, run = trained
+    run.nodes.filter(node_id="train").update(status="failed", error="boom")
+    r = register(owner_client, run=run.id, node="train", name="m")
+    assert r.status_code == 400
+    assert r.json()["error"] == (f"Train PyTorch Model (train) has not completed in run {run.id} (it is failed): "
+                                 "only a completed model can be registered")
