@@ -11,6 +11,7 @@ const POLL_MS = 3000;
 const KEYS = ['primary', 'secondary'];
 let ep = JSON.parse($('#endpoint-boot').textContent);
 const shown = { primary: false, secondary: false, curl: false };
+let switching = null; // the version a switch asked for: its note goes once every serving process serves it
 
 function say(text, bad = false) {
   const el = $('#action-result');
@@ -80,6 +81,10 @@ function show(data) {
   model.href = registryPaths.modelPage(ep.model);
   $('#serving-version').textContent = String(ep.version);
   $('#scoring-url').textContent = ep.scoring_url;
+  if (switching !== null && ep.version === switching && ep.status === 'healthy' && !(ep.status_message || '').startsWith('switching')) {
+    switching = null;
+    say('');
+  }
   drawKeys();
   drawVersions();
   drawStats();
@@ -103,8 +108,9 @@ $('#switch-version').addEventListener('click', async () => {
   $('#switch-version').disabled = true;
   const r = await api('PATCH', registryPaths.endpoint(ep.name), { version });
   if (!r.ok) { say(errorOf(r, `Not switched: the server answered ${r.status}.`), true); drawVersions(); return; }
-  show(r.data);
   say(`Switching to version ${version}: requests go on being answered meanwhile.`);
+  switching = version;
+  show(r.data);
 });
 
 $('#delete-endpoint').addEventListener('click', async () => {

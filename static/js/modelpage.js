@@ -21,6 +21,15 @@ function say(text, bad = false) {
 const link = (href, text, attrs = {}) => (href ? h('a', { href, ...attrs }, text) : h('span', attrs, text));
 const names = (list) => (list && list.length ? list.map((d) => d.name).join(', ') : '—');
 
+/** The module that fed its training: "ResNet (resnet18)", or a registered model and its version. */
+function startedFrom(s) {
+  const p = s.parameters || {};
+  if (p.model && s.kind === 'registered_model') {
+    return [h('a', { href: registryPaths.modelPage(p.model) }, p.model), p.version ? ` version ${p.version}` : ' (latest version)'];
+  }
+  return `${s.label || s.kind}${p.model_name ? ` (${p.model_name})` : ''}`;
+}
+
 /** The lineage of a version as [label, content] rows. */
 function lineageRows(v) {
   const l = v.lineage || {};
@@ -32,6 +41,7 @@ function lineageRows(v) {
   const ds = l.datasets || {};
   rows.push(['Trained on', h('span', { class: 'datasets-training' }, names(ds.training))]);
   rows.push(['Validated on', h('span', { class: 'datasets-validation' }, names(ds.validation))]);
+  if (l.started_from) rows.push(['Started from', startedFrom(l.started_from)]);
   if (l.model_name) rows.push(['Architecture', l.model_name]);
   return rows;
 }
@@ -69,7 +79,7 @@ function versionCard(v) {
     h('h2', {}, `Version ${v.version} `, status), actions(v));
   const sub = muted([`Registered ${timeText(v.created_at)}`, sizeText(v.size), v.has_onnx ? 'with model.onnx' : ''].filter(Boolean).join(' · '));
   const err = v.status === 'failed' && v.error
-    ? h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Packaging failed'), h('pre', {}, v.error)) : null;
+    ? h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Not servable'), h('pre', {}, v.error)) : null;
   const preparing = v.status === 'preparing' ? muted('Preparing the archive and the ONNX graph for serving…') : null;
   const tags = tagTexts(v.tags);
   const served = (v.endpoints || []).length

@@ -1,0 +1,272 @@
+"""The model registry and endpoints in the browser: the models list, a model's page (lineage,
+metrics, classes, tags, download, a failed version's error, a refused delete), Deploy landing on
+the endpoint's page (status, masked key, curl), its live figures, key regeneration and a version
+switch; the endpoints list; a stranger's 404. Rows are made directly here where no training is
+needed (a version's folder holds a model.yaml, enough for the page and the archive); the Register
+dialog registers the output of a real (small) digits training, then deploys it: three clicks."""
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+from django.utils import timezone
+
+from designer.engine import latency
+from designer.pipelines.api import EMPTY_PIPELINE
+from designer.pipelines.models import (
+    Endpoint,
+    EndpointError,
+    EndpointStats,
+    ModelVersion,
+    Pipeline,
+    RegisteredModel,
+    Run,
+    ServingReplica,
+)
+from tests.e2e.conftest import shot_dir
+from tests.e2e.helpers import node
+from tests.modules.model_helpers import one_thread  # noqa: F401 - a fixture
+from tests.pipelines.registry_helpers import add_digits, digits_doc, run_inline
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+CLASSES = [str(d) for d in range(10)]
+
+
+def lineage(run, pipeline, accuracy):
+    return {
+        "run": {"id": run.id, "name": run.name}, "pipeline": {"id": pipeline.id, "name": pipeline.name},
+        "node": {"id": "train", "kind": "train_pytorch_model", "label": "Train PyTorch Model"},
+        "datasets": {"training": [{"id": 1, "name": "digits-train", "node": "dataset"}],
+                     "validation": [{"id": 2, "name": "digits-holdout", "node": "holdout"}]},
+        "parameters": {"epochs": 4, "learning_rate": 0.05, "batch_size": 16},
+        "started_from": {"node": "resnet", "kind": "resnet", "label": "ResNet", "parameters": {"model_name": "resnet18"}},
+        "metrics": {"best_epoch": 3, "epochs_run": 4, "validation_loss": 0.0912, "validation_top1_accuracy": accuracy},
+        "model_name": "resnet18", "classes": CLASSES,
+    }
+
+
+def seed_model(owner, name="digits", versions=(("ready", ""), ("ready", ""), ("failed", "packaging failed: ONNX export refused"))):
+    """A model with one version per (status, error), each with a run of a pipeline and a folder."""
+    pipeline = Pipeline.objects.create(owner=owner, name="digits pipeline", draft=dict(EMPTY_PIPELINE))
+    model = RegisteredModel.objects.create(owner=owner, name=name)
+    for number, (status, error) in enumerate(versions, 1):
+        run = Run.objects.create(owner=owner, pipeline=pipeline, name=f"run {number}", snapshot=dict(EMPTY_PIPELINE), status="completed")
+        folder = Path(settings.ARTIFACT_ROOT) / "models" / str(owner.id) / str(model.id) / str(number)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "model.yaml").write_text(yaml.safe_dump({"classes": CLASSES, "model_name": "resnet18"}))
+        ModelVersion.objects.create(
+            model=model, version=number, status=status, error=error, folder=str(folder.relative_to(settings.ARTIFACT_ROOT)),
+            size=2_400_000, has_onnx=status == "ready", run=run, pipeline=pipeline, node_id="train",
+            description=f"digits, try {number}", tags={"data": "sklearn", "seed": str(number)},
+            lineage=lineage(run, pipeline, 0.9 + number / 100))
+    return model
+
+
+def healthy(endpoint, requests=100):
+    """A serving process that has loaded the endpoint's version, with figures and two refusals."""
+    ServingReplica.objects.update_or_create(name="test:1", defaults={
+        "last_seen": timezone.now() + timezone.timedelta(minutes=5),
+        "loaded": {endpoint.name: {"version": endpoint.version_id, "revision": endpoint.revision}}})
+    counts = latency.empty()
+    latency.add(counts, 4.0, requests - requests // 10)
+    latency.add(counts, 12.0, requests // 10)
+    EndpointStats.objects.update_or_create(endpoint=endpoint, replica="test:1",
+                                           defaults={"requests": requests, "errors": 2, "latency": counts})
+    if not EndpointError.objects.filter(endpoint=endpoint).exists():
+        EndpointError.objects.create(endpoint=endpoint, at=timezone.now(), status=400, message="image 1 (cat.txt): not an image")
+        EndpointError.objects.create(endpoint=endpoint, at=timezone.now(), status=401, message="wrong key")
+
+
+def full_shot(page, request, name):
+    page.screenshot(path=str(shot_dir(request) / f"{name}.png"), full_page=True)
+
+
+def both_widths(page, request, name):
+    for width in (1440, 1024):
+        page.set_viewport_size({"width": width, "height": 900})
+        full_shot(page, request, f"{name}-{width}")
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{name} at {width} px is {overflow} px wider than the window"
+
+
+def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpoint_page(page, users, request):
+    owner = users["owner"]
+    model = seed_model(owner)
+    page.goto(f"{page.base}/models/")
+    row = page.locator("#models tr[data-model=digits]")
+    assert row.locator("td").nth(1).inner_text() == "3" and row.locator("td").nth(3).inner_text() == "3"
+    assert row.locator(".badge").inner_text() == "failed"
+    both_widths(page, request, "models")
+
+    row.locator("a", has_text="digits").click()
+    page.wait_for_selector("html[data-model-loaded]")
+    assert page.locator("section.version").count() == 3
+    assert page.inner_text("#model-facts") == "3 versions"
+    v2 = page.locator("section.version[data-version='2']")
+    assert "Version 2" in v2.locator("h2").inner_text() and v2.locator(".badge").inner_text() == "ready"
+    run2 = model.versions.get(version=2).run
+    assert v2.locator("a.run-link").get_attribute("href") == f"/pipelines/{run2.pipeline_id}/?run={run2.id}"
+    assert v2.locator("a.run-link").inner_text() == f"#{run2.id} run 2"
+    assert v2.locator("a.pipeline-link").inner_text() == "digits pipeline"
+    assert v2.locator(".datasets-training").inner_text() == "digits-train"
+    assert v2.locator(".datasets-validation").inner_text() == "digits-holdout"
+    lineage_text = v2.locator("dl.lineage").inner_text()
+    assert "ResNet (resnet18)" in lineage_text and "Train PyTorch Model (train)" in lineage_text
+    metrics = v2.locator("dl.metrics").inner_text()
+    assert "Best epoch\n3" in metrics and "0.0912" in metrics and "92.00%" in metrics
+    assert v2.locator("ul.classes li").all_inner_texts() == CLASSES
+    assert v2.locator("ul.tags li").all_inner_texts() == ["data=sklearn", "seed=2"]
+    assert v2.locator(".description").inner_text() == "digits, try 2"
+    # a failed version says why, and is neither deployed nor downloaded
+    v3 = page.locator("section.version[data-version='3']")
+    assert "ONNX export refused" in v3.locator(".node-error").inner_text()
+    assert v3.locator("button.deploy").is_disabled()
+    assert v3.locator("a.download").count() == 0
+    both_widths(page, request, "model")
+
+    # the archive of a version
+    with page.expect_download() as got:
+        v2.locator("a.download").click()
+    assert got.value.suggested_filename == "digits-2.tar.gz"
+
+    # Deploy: a new endpoint, and its page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    v2.locator("button.deploy").click()
+    page.wait_for_url(f"{page.base}/endpoints/digits/")
+    page.wait_for_selector("html[data-endpoint-loaded]")
+    endpoint = Endpoint.objects.get(name="digits")
+    assert endpoint.version.version == 2 and endpoint.owner == owner
+    assert page.inner_text("#endpoint-status") == "unavailable"
+    assert "no serving process" in page.inner_text("#status-message")
+    assert page.inner_text("#serving-version") == "2"
+    assert page.inner_text("#scoring-url").endswith("/api/endpoints/digits/score")
+    primary = page.locator(".key-row[data-key=primary] code.key")
+    assert primary.inner_text() == "••••••••" + endpoint.primary_key[-4:]
+    curl = page.inner_text("#curl")
+    assert curl.startswith("curl -X POST") and endpoint.primary_key not in curl and endpoint.primary_key[-4:] in curl
+    page.click("#show-curl-key")
+    assert endpoint.primary_key in page.inner_text("#curl")
+    assert page.inner_text("#stat-requests") == "0" and page.inner_text("#stat-p50") == "—"
+    assert page.is_visible("#no-errors")
+    full_shot(page, request, "endpoint-new")
+
+    # a serving process loads it: the page follows without a reload
+    healthy(endpoint)
+    page.wait_for_selector("html[data-endpoint-status=healthy]", timeout=15_000)
+    page.wait_for_function("document.querySelector('#stat-requests').textContent === '100'")
+    assert page.inner_text("#status-message") == "serving version 2 on 1 serving process"
+    p50, p95 = page.inner_text("#stat-p50"), page.inner_text("#stat-p95")
+    assert p50.endswith(" ms") and 3.8 <= float(p50.split()[0]) <= 4.2, p50
+    assert p95.endswith(" ms") and 11 <= float(p95.split()[0]) <= 13, p95
+    assert page.inner_text("#stat-errors") == "2"
+    assert page.locator("#recent-errors tbody tr").count() == 2
+    assert "not an image" in page.inner_text("#recent-errors")
+    both_widths(page, request, "endpoint-healthy")
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+    # the primary key: shown, then regenerated (the old one stops working)
+    page.locator(".key-row[data-key=primary] button.show-key").click()
+    assert primary.inner_text() == endpoint.primary_key
+    old = endpoint.primary_key
+    page.once("dialog", lambda d: d.accept())
+    page.locator(".key-row[data-key=primary] button.regenerate").click()
+    page.wait_for_function(f"document.querySelector('.key-row[data-key=primary] code.key').textContent !== {old!r}")
+    endpoint.refresh_from_db()
+    assert endpoint.primary_key != old and primary.inner_text() == endpoint.primary_key
+    assert "old one no longer works" in page.inner_text("#action-result")
+
+    # switch to version 1 (the failed version 3 is not offered)
+    assert page.locator("#version-select option").all_inner_texts() == ["version 1", "version 2"]
+    assert page.locator("#switch-version").is_disabled()
+    page.select_option("#version-select", "1")
+    page.click("#switch-version")
+    page.wait_for_function("document.querySelector('#serving-version').textContent === '1'")
+    endpoint.refresh_from_db()
+    assert endpoint.version.version == 1
+    full_shot(page, request, "endpoint-switched")
+
+    # the endpoints list
+    page.goto(f"{page.base}/endpoints/")
+    row = page.locator("#endpoints tr[data-endpoint=digits]")
+    assert row.locator("td").nth(2).inner_text() == "1"
+    both_widths(page, request, "endpoints")
+
+    # a version in use is not deleted: the page says which endpoint serves it
+    page.goto(f"{page.base}/models/digits/")
+    page.wait_for_selector("html[data-model-loaded]")
+    assert "Served by digits" in page.locator("section.version[data-version='1'] .served").inner_text()
+    page.once("dialog", lambda d: d.accept())
+    page.locator("section.version[data-version='1'] button.delete-version").click()
+    page.wait_for_selector("#action-result.error")
+    assert "served by endpoint 'digits'" in page.inner_text("#action-result")
+    assert ModelVersion.objects.filter(model=model, version=1).exists()
+    # the failed version goes
+    page.once("dialog", lambda d: d.accept())
+    page.locator("section.version[data-version='3'] button.delete-version").click()
+    page.wait_for_selector("section.version[data-version='3']", state="detached")
+    assert page.inner_text("#action-result") == "Version 3 deleted."
+    assert sorted(model.versions.values_list("version", flat=True)) == [1, 2]
+
+
+def test_another_users_models_and_endpoints_are_404(users, stranger_client, owner_client):
+    model = seed_model(users["owner"])
+    Endpoint.objects.create(owner=users["owner"], name="digits", version=model.versions.get(version=1), primary_key="a" * 43,
+                            secondary_key="b" * 43)
+    assert owner_client.get("/models/digits/").status_code == 200
+    assert owner_client.get("/endpoints/digits/").status_code == 200
+    assert stranger_client.get("/models/digits/").status_code == 404
+    assert stranger_client.get("/endpoints/digits/").status_code == 404
+    assert b"digits" not in stranger_client.get("/models/").content
+    assert b"digits" not in stranger_client.get("/endpoints/").content
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, request, tmp_path):
+    owner = users["owner"]
+    run = run_inline(owner, digits_doc(add_digits(owner, tmp_path), export=False), name="Digits example (copy)")
+    page.goto(f"{page.base}/pipelines/{run.pipeline_id}/?run={run.id}")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    page.wait_for_selector("#run-banner >> text=completed")
+    page.click("[role=tab][data-tab=outputs]")
+    # a module that outputs no model has no Register button
+    node(page, "score").click()
+    page.wait_for_selector("#tab-outputs h3 >> text=score in run")
+    assert page.locator("#register-model").count() == 0
+    node(page, "train").click()
+    page.wait_for_selector("#tab-outputs h3 >> text=train in run")
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.shot("outputs-1024")
+
+    page.click("#register-model")  # click 1
+    dialog = page.locator("#register-dialog")
+    assert dialog.locator("#register-name").input_value() == "Digits-example-copy"  # the pipeline's name, name-safe
+    page.fill("#register-tags", "data=sklearn, oops")
+    page.click("#register-submit")
+    assert dialog.locator("#register-error").inner_text() == 'Tag "oops" is not of the form key=value.'
+    page.fill("#register-tags", "data=sklearn")
+    page.fill("#register-name", "bad name!")
+    page.click("#register-submit")
+    page.wait_for_selector("#register-error >> text=Not registered")
+    assert "model name 'bad name!' is not usable" in dialog.locator("#register-error").inner_text()
+    assert not ModelVersion.objects.exists()
+    page.fill("#register-name", "digits")
+    page.fill("#register-description", "two epochs")
+    page.shot("dialog-1024")
+    page.click("#register-submit")  # click 2
+    page.wait_for_selector("#register-done")
+    assert dialog.locator(".registered").inner_text() == "Registered digits version 1"
+    assert dialog.locator("#open-model").get_attribute("href") == "/models/digits/"
+    version = ModelVersion.objects.get(model__name="digits", version=1)
+    assert (version.run_id, version.node_id, version.tags, version.description) == (run.id, "train", {"data": "sklearn"}, "two epochs")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.shot("registered-1440")
+
+    page.click("#register-deploy")  # click 3
+    page.wait_for_url(f"{page.base}/endpoints/digits/")
+    page.wait_for_selector("html[data-endpoint-loaded]")
+    assert Endpoint.objects.get(name="digits").version == version
+    status = page.inner_text("#endpoint-status")
+    # no worker here: the version is still being packaged (a worker would make it ready)
+    assert status == "waiting" and "to be packaged" in page.inner_text("#status-message"), status
+    assert "curl -X POST" in page.inner_text("#curl")
+    page.shot("endpoint-waiting-1440")
