@@ -266,6 +266,31 @@ DISTRIBUTED_START_SECONDS = env_float("DISTRIBUTED_START_SECONDS", 30.0, minimum
 # worker sharing its machine with others offers its part only
 WORKER_CPUS = env_int("WORKER_CPUS", 0) or os.cpu_count() or 1
 
+# ---------------------------------------------------------------- real-time scoring (designer/serving)
+# `python -m designer.serving` listens on SERVING_HOST:SERVING_PORT; SERVING_URL is where clients
+# reach it (the web app sends scoring requests there: a load balancer's address in production)
+SERVING_HOST = env_str("SERVING_HOST", "127.0.0.1")
+SERVING_PORT = env_int("SERVING_PORT", 8001, minimum=1)
+SERVING_URL = env_url("SERVING_URL", f"http://{SERVING_HOST}:{SERVING_PORT}", ("http", "https")).rstrip("/")
+# processes on one port (one machine); each loads every endpoint and batches on its own
+SERVING_REPLICAS = env_int("SERVING_REPLICAS", 1, minimum=1)
+# a request's body (refused before it is read), one image in it, and how many images a request may hold
+SERVING_MAX_REQUEST_MB = env_float("SERVING_MAX_REQUEST_MB", 32, minimum=0.001)
+SERVING_MAX_REQUEST_BYTES = int(SERVING_MAX_REQUEST_MB * 1024 * 1024)
+SERVING_MAX_IMAGE_MB = env_float("SERVING_MAX_IMAGE_MB", 10, minimum=0.001)
+SERVING_MAX_IMAGE_BYTES = int(SERVING_MAX_IMAGE_MB * 1024 * 1024)
+SERVING_MAX_IMAGES = env_int("SERVING_MAX_IMAGES", 64, minimum=1)
+# micro-batching: at most SERVING_MAX_BATCH images per model call; a batch waits for images still
+# being decoded at most SERVING_MAX_WAIT_MS (an idle model starts at once: no wait at concurrency 1)
+SERVING_MAX_BATCH = env_int("SERVING_MAX_BATCH", 32, minimum=1)
+SERVING_MAX_WAIT_MS = env_float("SERVING_MAX_WAIT_MS", 2.0)
+# ONNX Runtime threads per model call (0: the machine's cores shared among the replicas)
+SERVING_THREADS = env_int("SERVING_THREADS", 0)
+# how often a serving process reads the endpoints (a new version, a regenerated key), and how often
+# it writes its heartbeat and counts
+SERVING_POLL_SECONDS = env_float("SERVING_POLL_SECONDS", 0.5, minimum=0.05)
+SERVING_FLUSH_SECONDS = env_float("SERVING_FLUSH_SECONDS", 1.0, minimum=0.05)
+
 # ---------------------------------------------------------------- Django
 INSTALLED_APPS = [
     "daphne",

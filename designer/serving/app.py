@@ -1,0 +1,193 @@
+"""The serving process's ASGI app (Starlette on uvicorn): POST /api/endpoints/<name>/score and
+GET /healthz. designer/serving/__init__.py describes the whole process.
+
+A scoring request: the endpoint (404), its key (401), a loaded model (503), the body's size
+(413, from Content-Length before reading it, else while reading), then the images are parsed,
+decoded and preprocessed on a decoding thread (400 / 413 naming the image) and scored by the
+endpoint's Deployment (micro-batched). Every answer is JSON and names this replica (X-Served-By).
+"""
+import os
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
+django.setup()
+
+import asyncio  # noqa: E402 - Django is set up first: the modules below read its models
+import contextlib  # noqa: E402
+import hmac  # noqa: E402
+import logging  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
+from django.conf import settings  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.exceptions import HTTPException  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import JSONResponse  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+
+from designer.serving import deployments, inputs  # noqa: E402
+from designer.serving.config import Endpoints, Poller, Row, Served  # noqa: E402
+from designer.serving.inputs import RequestError  # noqa: E402
+from designer.serving.stats import Flusher, Stats  # noqa: E402
+
+log = logging.getLogger(__name__)
+REPLICA = f"{socket.gethostname()}:{os.getpid()}"
+HEADERS = {"X-Served-By": REPLICA}
+
+
+class Server:
+    """This process's state: the endpoints it serves, its counts, its threads."""
+
+    def __init__(self):
+        self.limits = deployments.Limits(
+            max_image_bytes=settings.SERVING_MAX_IMAGE_BYTES, max_batch=settings.SERVING_MAX_BATCH,
+            max_wait=settings.SERVING_MAX_WAIT_MS / 1000,
+            threads=deployments.default_threads(settings.SERVING_THREADS, settings.SERVING_REPLICAS))
+        cores = os.cpu_count() or 1
+        self.runner = ThreadPoolExecutor(2, "serving-model")  # one call per Deployment at a time
+        self.decoder = ThreadPoolExecutor(max(2, cores), "serving-decode")
+        self.endpoints = Endpoints(self.load, ThreadPoolExecutor(1, "serving-load"))
+        self.stats = Stats()
+        self.poller = Poller(self.endpoints, settings.SERVING_POLL_SECONDS)
+        self.flusher = Flusher(REPLICA, self.stats, self.endpoints.report, settings.SERVING_FLUSH_SECONDS)
+
+    def load(self, row: Row) -> deployments.Deployment:
+        return deployments.load(row.version_id, settings.ARTIFACT_ROOT, row.folder, self.limits, self.runner,
+                                label=(row.model, row.version))
+
+    def start(self):
+        self.poller.poll()  # the endpoints known before the first request
+        self.poller.start()
+        self.flusher.flush()
+        self.flusher.start()
+
+    def stop(self):
+        self.poller.stopping.set()
+        self.flusher.stop()
+        self.decoder.shutdown(wait=False, cancel_futures=True)
+
+
+server: Server | None = None
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    global server
+    server = Server()
+    await asyncio.get_running_loop().run_in_executor(None, server.start)
+    try:
+        yield
+    finally:
+        await asyncio.get_running_loop().run_in_executor(None, server.stop)
+
+
+def answer(status: int, document: dict, **headers) -> JSONResponse:
+    return JSONResponse(document, status_code=status, headers={**HEADERS, **headers})
+
+
+async def score(request: Request) -> JSONResponse:
+    started = time.perf_counter()
+    name = request.path_params["name"]
+    served = server.endpoints.get(name)
+    if served is None:
+        return answer(404, {"error": f"no endpoint named {name!r}"})
+    try:
+        document = await _score(request, served)
+        response = answer(200, document)
+    except RequestError as e:
+        response = answer(e.status, {"error": str(e), **e.details}, **_extra_headers(e.status))
+        server.stats.record(served.row.id, e.status, 0, str(e))
+        return response
+    except Exception as e:  # the model failed: said, counted, and logged with its traceback
+        log.exception("endpoint %s: scoring failed", name)
+        message = f"scoring failed on the server: {type(e).__name__}: {e}"
+        server.stats.record(served.row.id, 500, 0, message)
+        return answer(500, {"error": message})
+    server.stats.record(served.row.id, 200, (time.perf_counter() - started) * 1000)
+    return response
+
+
+def _extra_headers(status: int) -> dict:
+    if status == 401:
+        return {"WWW-Authenticate": "Bearer"}
+    if status == 503:
+        return {"Retry-After": "1"}
+    return {}
+
+
+async def _score(request: Request, served: Served) -> dict:
+    row = served.row
+    check_key(request.headers.get("authorization", ""), row)
+    deployment = served.deployment
+    if deployment is None:
+        raise RequestError(503, f"endpoint {row.name!r} is not ready: {served.problem or 'its model is loading'}")
+    body = await read_body(request, settings.SERVING_MAX_REQUEST_BYTES)
+    content_type = request.headers.get("content-type", "")
+    deployment.decoding += 1
+    try:
+        arrays = await asyncio.get_running_loop().run_in_executor(server.decoder, _prepare, deployment, content_type, body)
+    finally:
+        deployment.decoding -= 1
+    probabilities = await deployment.predict(arrays)
+    classes = deployment.classes
+    predictions = []
+    for p in probabilities.tolist():
+        best = max(range(len(p)), key=p.__getitem__)
+        predictions.append({"label": classes[best], "probabilities": dict(zip(classes, p))})
+    model, version = deployment.label
+    return {"endpoint": row.name, "model": model, "version": version, "classes": classes, "predictions": predictions}
+
+
+def _prepare(deployment, content_type: str, body: bytes):
+    """On a decoding thread: the request's images, decoded and preprocessed."""
+    images = inputs.images(content_type, body, settings.SERVING_MAX_IMAGES)
+    try:
+        return deployment.prepare(images)
+    except deployments.ImageError as e:
+        raise RequestError(e.status, str(e), index=e.index, filename=e.filename)
+
+
+def check_key(header: str, row: Row) -> None:
+    scheme, _, key = header.strip().partition(" ")
+    key = key.strip()
+    if scheme.lower() != "bearer" or not key:
+        raise RequestError(401, f"endpoint {row.name!r} needs its key: send the header 'Authorization: Bearer <key>'")
+    # every key compared, in constant time: how long it takes tells nothing of the keys
+    if not sum(hmac.compare_digest(key.encode(), k.encode()) for k in row.keys):
+        raise RequestError(401, f"wrong key for endpoint {row.name!r} (its keys are on its page; a regenerated key replaces the old one)")
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused (413) from its Content-Length before any of it is read, or as soon as
+    more than `limit` bytes have come (a body sent without a length)."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise RequestError(413, f"the request is {_mb(int(declared))}, the limit is {_mb(limit)} per request")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise RequestError(413, f"the request is over {_mb(limit)}, the limit per request")
+    return bytes(body)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+async def healthz(request: Request) -> JSONResponse:
+    return answer(200, {"replica": REPLICA, "endpoints": server.endpoints.report()})
+
+
+async def not_found(request: Request, exc: HTTPException) -> JSONResponse:
+    message = {404: f"no such path {request.url.path!r}: scoring is POST /api/endpoints/<name>/score",
+               405: f"{request.method} is not allowed here: scoring is POST /api/endpoints/<name>/score"}
+    return answer(exc.status_code, {"error": message.get(exc.status_code, exc.detail)})
+
+
+app = Starlette(
+    routes=[Route("/api/endpoints/{name}/score", score, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])],
+    exception_handlers={404: not_found, 405: not_found}, lifespan=lifespan)

@@ -1,0 +1,166 @@
+"""What a serving process serves: the Endpoint rows, read every SERVING_POLL_SECONDS by a thread,
+and the Deployment loaded for each.
+
+A row whose version changed gets its new Deployment loaded on a loader thread while the old one
+goes on answering; the new one replaces it in one assignment once it is ready. A request holds
+the Deployment it started on, so the requests queued on the old one finish there: a switch fails
+no request. Keys and anything else of the row apply at the next poll.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, replace
+
+from django.db import connection
+
+from designer.engine import statuses
+from designer.pipelines.models import Endpoint
+from designer.serving.deployments import Deployment
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Row:
+    """An Endpoint row as the serving process needs it."""
+
+    id: int
+    name: str
+    model: str
+    keys: tuple[str, ...]
+    revision: int
+    version_id: int
+    version: int  # its number (1, 2, ...)
+    folder: str
+    status: str
+    has_onnx: bool
+    error: str
+
+
+@dataclass(frozen=True)
+class Served:
+    """An endpoint's state in this process: its latest row, the Deployment answering (None before
+    a first one is loaded), the row revision that Deployment is current at, and why the row's
+    version is not served yet ("" when it is), `failed` when it could not be loaded."""
+
+    row: Row
+    deployment: Deployment | None = None
+    applied: int | None = None
+    problem: str = ""
+    failed: bool = False
+
+
+def read_rows() -> dict[str, Row]:
+    """Every endpoint, in one query."""
+    query = Endpoint.objects.select_related("version__model").only(
+        "id", "name", "primary_key", "secondary_key", "revision", "version__id", "version__version", "version__folder",
+        "version__status", "version__has_onnx", "version__error", "version__model__name")
+    return {e.name: Row(id=e.id, name=e.name, model=e.version.model.name, keys=tuple(k for k in (e.primary_key, e.secondary_key) if k),
+                        revision=e.revision, version_id=e.version.id, version=e.version.version, folder=e.version.folder,
+                        status=e.version.status, has_onnx=e.version.has_onnx, error=e.version.error)
+            for e in query}
+
+
+def not_loadable(row: Row) -> str:
+    """Why the row's version cannot be loaded ("" when it can)."""
+    if row.status == statuses.PREPARING:
+        return f"version {row.version} of {row.model} is still being prepared (packaged for serving)"
+    if row.status == statuses.FAILED:
+        return f"version {row.version} of {row.model} failed to package: {row.error or 'no reason recorded'}"
+    if not row.has_onnx:
+        return f"version {row.version} of {row.model} has no ONNX model to serve"
+    return ""
+
+
+class Endpoints:
+    """name -> Served. The event loop reads `served` without a lock (one dict lookup); the poller
+    and the loader threads change it under `_lock`, one whole entry at a time."""
+
+    def __init__(self, load: Callable[[Row], Deployment], loader: Executor):
+        self.served: dict[str, Served] = {}
+        self._load, self._loader = load, loader
+        self._rows: dict[str, Row] = {}
+        self._loading: dict[str, int] = {}  # name -> version id being loaded
+        self._failures: dict[str, tuple[int, int]] = {}  # name -> (version id, revision) that failed: not retried
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> Served | None:
+        return self.served.get(name)
+
+    def apply(self, rows: dict[str, Row]) -> None:
+        with self._lock:
+            self._rows = rows
+            for name in set(self.served) - set(rows):
+                del self.served[name]
+                self._failures.pop(name, None)
+            for row in rows.values():
+                self._apply(row)
+
+    def _apply(self, row: Row) -> None:
+        current = self.served.get(row.name) or Served(row)
+        deployment = current.deployment
+        if deployment is not None and deployment.version_id == row.version_id:
+            self.served[row.name] = Served(row, deployment, row.revision)
+            return
+        why = not_loadable(row)
+        if why:
+            self.served[row.name] = replace(current, row=row, problem=why, failed=row.status == statuses.FAILED)
+        elif self._loading.get(row.name) == row.version_id or self._failures.get(row.name) == (row.version_id, row.revision):
+            self.served[row.name] = replace(current, row=row)
+        else:
+            self._loading[row.name] = row.version_id
+            self.served[row.name] = replace(current, row=row, problem=f"loading version {row.version} of {row.model}", failed=False)
+            self._loader.submit(self._load_version, row)
+
+    def _load_version(self, row: Row) -> None:
+        try:
+            deployment, error = self._load(row), ""
+        except Exception as e:  # a broken file, a model ONNX Runtime cannot run...: shown on the endpoint
+            deployment, error = None, f"version {row.version} of {row.model} could not be loaded: {type(e).__name__}: {e}"
+            log.warning("endpoint %s: %s", row.name, error)
+        with self._lock:
+            if self._loading.get(row.name) == row.version_id:
+                del self._loading[row.name]
+            latest, current = self._rows.get(row.name), self.served.get(row.name)
+            if latest is None or current is None or latest.version_id != row.version_id:
+                return  # deleted or switched again meanwhile: the next poll decides
+            if deployment is not None:
+                self.served[row.name] = Served(latest, deployment, latest.revision)
+            else:
+                self._failures[row.name] = (row.version_id, latest.revision)
+                self.served[row.name] = replace(current, row=latest, problem=error, failed=True)
+
+    def report(self) -> dict:
+        """ServingReplica.loaded: {name: {version: id served, revision: n it is current at, error}}."""
+        return {name: {"version": s.deployment.version_id if s.deployment else None, "revision": s.applied,
+                       "error": s.problem if s.failed else ""}
+                for name, s in sorted(self.served.items())}
+
+
+class Poller(threading.Thread):
+    """Reads the Endpoint rows every `interval` seconds; when the database cannot be reached, the
+    last rows read go on being served."""
+
+    def __init__(self, endpoints: Endpoints, interval: float):
+        super().__init__(name="serving-config", daemon=True)
+        self.endpoints, self.interval = endpoints, interval
+        self.stopping = threading.Event()
+        self._failing = False
+
+    def poll(self) -> None:
+        try:
+            self.endpoints.apply(read_rows())
+            self._failing = False
+        except Exception as e:
+            if not self._failing:  # once per outage, not twice a second
+                log.warning("cannot read the endpoints (serving what was read before): %s", e)
+            self._failing = True
+            connection.close()
+
+    def run(self):
+        while not self.stopping.wait(self.interval):
+            self.poll()
+        connection.close()
