@@ -4,12 +4,13 @@ PY := .venv/bin/python
 PIP := .venv/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
+SERVING_PORT ?= 8001
 # the production path's services, for the tests that exercise it
 # (DEBUG is off there, as in production, so it needs a real SECRET_KEY: this one is for tests and benchmarks only)
 PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_URL=redis://127.0.0.1:6379/14 CHANNEL_LAYER_URL=redis://127.0.0.1:6379/15 \
 	SECRET_KEY=make-test-only-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ
 
-.PHONY: run test worker bench deps chromium lint
+.PHONY: run test worker serve bench deps chromium lint
 
 .venv/.installed: requirements.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -31,16 +32,24 @@ chromium:
 
 # the embedded single-machine app asks for DEBUG (error pages with details, the development secret key)
 run: export DEBUG = true
+# the web app's endpoint pages show the scoring URL: the same address as the serving process's
+run: export SERVING_HOST = $(HOST)
+run: export SERVING_PORT := $(SERVING_PORT)
 run: deps
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py ensure_admin
 	@trap 'kill 0' EXIT; \
 	$(PY) -m celery -A designer.celery worker -l warning -c 2 -n local@%h & \
-	echo "Pipeline Designer: http://$(HOST):$(PORT)/  (Ctrl-C stops the web app and the worker)"; \
+	$(PY) -m designer.serving --host $(HOST) --port $(SERVING_PORT) & \
+	echo "Pipeline Designer: http://$(HOST):$(PORT)/  (Ctrl-C stops the web app, the worker and the scoring endpoints)"; \
 	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
 worker: deps
 	$(PY) -m celery -A designer.celery worker -l info -c $${CONCURRENCY:-2}
+
+# the real-time scoring endpoints alone (production: the same command on each machine, README)
+serve: deps
+	$(PY) -m designer.serving --host $(HOST) --port $(SERVING_PORT) --replicas $${REPLICAS:-1}
 
 # first the structure (dependencies one way: pyproject.toml's import-linter contracts; the page
 # script's pure modules with Node's own test runner), then everything else
@@ -58,6 +67,7 @@ bench: deps chromium
 	$(PY) bench/distributed.py
 	$(PY) bench/canvas.py
 	$(PY) bench/sweep.py
+	$(PY) bench/serve.py
 
 lint: deps
 	.venv/bin/ruff check .
