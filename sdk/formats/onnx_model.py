@@ -30,12 +30,19 @@ def write(ctx, port: str, info: dict, example_size: tuple[int, int], opset: int)
     """Complete an OnnxModel output whose model.onnx is written: its preprocessing and meta.
     `info` is the trained model's model.yaml (classes, transforms, normalize, model_name)."""
     out = ctx.output_dir(port)
+    write_preprocessing(out, info, example_size)
+    ctx.set_meta(port, file=ONNX_FILE, classes=info["classes"], model_name=info.get("model_name"), opset=opset)
+    return out
+
+
+def write_preprocessing(folder: Path, info: dict, example_size: tuple[int, int]) -> Path:
+    """preprocessing.json beside a model.onnx (here, and in a registered version's folder)."""
     preprocessing = {"classes": info["classes"], "transforms": info.get("transforms"),
                      "normalize": info.get("normalize"), "input": INPUT_NAME, "output": OUTPUT_NAME,
                      "example_size": list(example_size)}
-    (out / PREPROCESSING_FILE).write_text(json.dumps(preprocessing, indent=1))
-    ctx.set_meta(port, file=ONNX_FILE, classes=info["classes"], model_name=info.get("model_name"), opset=opset)
-    return out
+    path = Path(folder) / PREPROCESSING_FILE
+    path.write_text(json.dumps(preprocessing, indent=1))
+    return path
 
 
 def read(artifact, module_label: str, port_label: str = "ONNX model") -> tuple[Path, dict]:
