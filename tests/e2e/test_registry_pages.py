@@ -270,3 +270,9 @@ def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, re
     assert status == "waiting" and "to be packaged" in page.inner_text("#status-message"), status
     assert "curl -X POST" in page.inner_text("#curl")
     page.shot("endpoint-waiting-1440")
+
+    # deleting the endpoint frees its version
+    page.once("dialog", lambda d: d.accept())
+    page.click("#delete-endpoint")
+    page.wait_for_url(f"{page.base}/endpoints/")
+    assert page.is_visible("#no-endpoints") and not Endpoint.objects.exists()
