@@ -24,7 +24,7 @@ from designer.pipelines.models import (
     ServingReplica,
 )
 from tests.e2e.conftest import shot_dir
-from tests.e2e.helpers import node
+from tests.e2e.helpers import drag, node, open_designer, saved
 from tests.modules.model_helpers import one_thread  # noqa: F401 - a fixture
 from tests.pipelines.registry_helpers import add_digits, digits_doc, run_inline
 
@@ -276,3 +276,33 @@ def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, re
     page.click("#delete-endpoint")
     page.wait_for_url(f"{page.base}/endpoints/")
     assert page.is_visible("#no-endpoints") and not Endpoint.objects.exists()
+
+
+def test_my_models_in_the_palette_add_a_registered_model_node_named_after_it(page, users, request):
+    seed_model(users["owner"], versions=(("ready", ""), ("ready", "")))
+    open_designer(page, users["owner"])
+    page.wait_for_selector("#my-models[data-loaded]")
+    item = page.locator("#model-list .palette-item[data-model=digits]")
+    assert item.inner_text() == "digits v2"
+    label = page.evaluate("JSON.parse(document.getElementById('designer-boot').textContent).modules.find(m => m.kind === 'registered_model').label")
+
+    box = page.locator("#canvas").bounding_box()
+    drag(page, item, (box["x"] + 300, box["y"] + 120))
+    page.wait_for_function("designer.graph.getNodes().length === 1")
+    nid = page.evaluate("designer.graph.getNodes()[0].id")
+    assert page.evaluate(f"designer.graph.getCellById('{nid}').getData()")["parameters"]["model"] == "digits"
+    assert node(page, nid).locator("text").first.text_content() == f"{label}: digits"
+    # Enter adds one too (keyboard users)
+    item.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("designer.graph.getNodes().length === 2")
+    stored = saved(page).draft["nodes"]
+    assert [(n["kind"], n["parameters"].get("model")) for n in stored] == [("registered_model", "digits")] * 2
+    # the node's label follows its model's name when it is edited in the pane
+    node(page, nid).click()
+    field = page.locator("#tab-module [data-param=model]")
+    field.fill("digits-v2")
+    page.wait_for_function(f"document.querySelector('#canvas g[data-cell-id=\"{nid}\"] text').textContent.endsWith('digits-v2')")
+    page.shot("my-models-1400")
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.shot("my-models-1024")

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { nodeLabel } from '../../static/js/cells.js';
 import { curlShown, maskKey, metricRows, msText, parseTags, registryPaths, safeName, sizeText, tagTexts } from '../../static/js/registry.js';
 
 test("a pipeline's name becomes a usable model name", () => {
@@ -47,4 +48,10 @@ test('metrics, sizes and latencies read as a user expects', () => {
 test('names are encoded in the paths', () => {
   assert.equal(registryPaths.version('a b', 2), '/api/models/a%20b/versions/2');
   assert.equal(registryPaths.endpointPage('digits'), '/endpoints/digits/');
+});
+
+test("a registered model's node is labelled with the model it reads", () => {
+  const module = { kind: 'registered_model', label: 'Registered model' };
+  assert.equal(nodeLabel({ kind: 'registered_model', parameters: { model: 'digits' } }, module, new Map()), 'Registered model: digits');
+  assert.equal(nodeLabel({ kind: 'registered_model', parameters: {} }, module, new Map()), 'Registered model');
 });
