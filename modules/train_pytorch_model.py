@@ -3,12 +3,13 @@ import shutil
 from sdk.context import DistributedJob
 from sdk.declarations import Bool, Float, ImageDirectory, Int, ModelDirectory, Module, Port, UntrainedModelDirectory
 from sdk.formats import metrics, model
-from sdk.formats.untrained_model import read_spec
 
 
 class TrainPyTorchModel(Module):
     """Trains an image classifier (ResNet / DenseNet) and keeps the epoch with the lowest
-    validation loss, with the class list and the inference transformation needed to score."""
+    validation loss, with the class list and the inference transformation needed to score.
+    Fine-tunes a trained model (of Train PyTorch Model, or a registered one) given as its
+    Untrained model: its weights are the start, and a new classifier head learns other classes."""
 
     kind = "train_pytorch_model"
     label = "Train PyTorch Model"
@@ -17,7 +18,12 @@ class TrainPyTorchModel(Module):
     distributed = True
     metrics = ("learning_rate", "training_images_per_second", "training_loss", "training_error",
                "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy")  # per epoch
-    inputs = [Port("Untrained model", UntrainedModelDirectory), Port("Training dataset", ImageDirectory),
+    # the port keeps its name (stored pipelines link to "untrained_model") and also takes a trained model
+    inputs = [Port("Untrained model", UntrainedModelDirectory,
+                   help="a model of ResNet or DenseNet; or a trained model (Train PyTorch Model, a registered "
+                        "model) to fine-tune: its weights are the start, its classifier head is replaced when the "
+                        "training dataset has other classes"),
+              Port("Training dataset", ImageDirectory),
               Port("Validation dataset", ImageDirectory)]
     outputs = [Port("Trained model", ModelDirectory)]
     params = [
@@ -34,11 +40,16 @@ class TrainPyTorchModel(Module):
              help="distributed runs (Run settings above 1 x 1): batch-norm layers normalise over the images of every "
                   "process together (the global batch), as one process with the global batch would, instead of over "
                   "each process's Batch size alone; one small all-reduce per layer and step (torchvision's --sync-bn)"),
+        Bool("Freeze backbone", default=False,
+             help="train only the classifier head (ResNet fc, DenseNet classifier): the rest of the model, batch-norm "
+                  "statistics included, keeps the weights it starts with and serves as a fixed feature extractor "
+                  "(the transfer-learning recipe of the PyTorch tutorial: \"ConvNet as fixed feature extractor\"); "
+                  "for a pretrained or trained model"),
     ]
 
     def run(self, ctx, untrained_model, training_dataset, validation_dataset):
         # refuse wrong inputs here, by port name, before any torch work
-        read_spec(untrained_model, self.label, "Untrained model")
+        model.read_start(untrained_model, self.label, "Untrained model")
         out = ctx.output_dir("trained_model")
         work = ctx.node_dir / "work"
         stop_file = work / "STOP"  # created by the designer when a sweep's policy ends this trial early
@@ -55,9 +66,10 @@ class TrainPyTorchModel(Module):
             metrics_file.unlink(missing_ok=True)
             info = model.read_info(out)
         shutil.rmtree(work, ignore_errors=True)  # the checkpoint only serves an interrupted run
+        start = {"fine_tuned_from": info["fine_tuned_from"]} if info.get("fine_tuned_from") else {}
         ctx.set_meta("trained_model", model_name=info.get("model_name"), classes=info["classes"],
                      best_epoch=info["best_epoch"], validation_loss=info["validation_loss"],
-                     validation_top1_accuracy=info["validation_top1_accuracy"])
+                     validation_top1_accuracy=info["validation_top1_accuracy"], **start)
 
 
 def training_argv(model_dir, train_dir, val_dir, output_dir, params: dict, work_dir="", threads: int = 0) -> list[str]:
@@ -68,7 +80,8 @@ def training_argv(model_dir, train_dir, val_dir, output_dir, params: dict, work_
             "--warmup-steps", str(params["warmup_step_number"]), "--lr", repr(float(params["learning_rate"])),
             "--seed", str(params["random_seed"]), "--patience", str(params["patience"]),
             "--print-freq", str(params["print_frequency"]), "--threads", str(threads),
-            *(["--sync-bn"] if params.get("sync_batchnorm") else [])]
+            *(["--sync-bn"] if params.get("sync_batchnorm") else []),
+            *(["--freeze-backbone"] if params.get("freeze_backbone") else [])]
 
 
 class _ContextReporter:

@@ -67,8 +67,14 @@ PORT_TYPES = {
 }
 
 
+# an input that also takes another type: a trained model's model.yaml is a superset of the
+# untrained spec, so Train PyTorch Model can start from it (fine-tuning). static/js/rules.js
+# keeps the same table (its Node test compares the two).
+ALSO_ACCEPTS = {UntrainedModelDirectory.name: (ModelDirectory.name,)}
+
+
 def compatible(output: PortType, input: PortType) -> bool:
-    return output == input or input == AnyDirectory
+    return output == input or input == AnyDirectory or output.name in ALSO_ACCEPTS.get(input.name, ())
 
 
 @dataclass(frozen=True)
@@ -77,13 +83,19 @@ class Port:
     type: PortType
     optional: bool = False
     name: str = ""
+    help: str = ""  # shown with the port on the canvas
 
     def __post_init__(self):
         if not self.name:
             object.__setattr__(self, "name", slug(self.label))
 
     def describe(self) -> dict:
-        return {"name": self.name, "label": self.label, "type": self.type.name, "optional": self.optional}
+        d = {"name": self.name, "label": self.label, "type": self.type.name, "optional": self.optional}
+        if self.help:
+            d["help"] = self.help
+        if self.type.name in ALSO_ACCEPTS:
+            d["accepts"] = [self.type.name, *ALSO_ACCEPTS[self.type.name]]
+        return d
 
 
 # --------------------------------------------------------------------------- parameters

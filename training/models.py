@@ -75,15 +75,22 @@ def build_model(spec: dict, num_classes: int, model_dir: Path | None = None) -> 
     return torchvision.models.get_model(spec["model_name"], weights=None, num_classes=num_classes, **kwargs)
 
 
-def replace_head(model: nn.Module, num_classes: int) -> None:
-    """A fresh last layer for our classes (ResNet: fc, DenseNet: classifier)."""
+def classifier_head(model: nn.Module) -> tuple[str, nn.Linear]:
+    """The last layer, the one that has an output per class, and its attribute (ResNet: fc,
+    DenseNet: classifier)."""
     for attr in ("fc", "classifier"):
         head = getattr(model, attr, None)
         if isinstance(head, nn.Linear):
-            if head.out_features != num_classes:
-                setattr(model, attr, nn.Linear(head.in_features, num_classes))
-            return
-    raise ModuleError(f"cannot find the classification layer of {type(model).__name__} to size it for {num_classes} classes")
+            return attr, head
+    raise ModuleError(f"cannot find the classification layer of {type(model).__name__}")
+
+
+def replace_head(model: nn.Module, num_classes: int, always: bool = False) -> None:
+    """A fresh last layer for our classes, when its size differs (or `always`: other classes).
+    Call after seeding torch: its initial weights follow the global generator."""
+    attr, head = classifier_head(model)
+    if always or head.out_features != num_classes:
+        setattr(model, attr, nn.Linear(head.in_features, num_classes))
 
 
 def write_trained(out: Path, spec: dict, state_dict: dict, info: dict) -> None:

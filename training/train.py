@@ -10,6 +10,9 @@ Recipe: SGD with Nesterov momentum 0.9 and weight decay 1e-4, a linear learning-
 over the first `--warmup-steps` steps, early stopping when the validation loss has not improved
 for `--patience` epochs. The output keeps the BEST epoch's weights (lowest validation loss), not
 the last. `--batch-size` is per process, as in the torchvision reference.
+
+`--model-dir` may also be a trained ModelDirectory: the training fine-tunes it (training/finetune.py);
+`--freeze-backbone` trains the classifier head alone.
 """
 from __future__ import annotations
 
@@ -23,11 +26,12 @@ import torch
 from torch import nn
 
 from sdk.errors import InvalidDatasetError, ModuleError, NotInRangeValueError, labelled
-from sdk.formats import image_directory, metrics, untrained_model
+from sdk.formats import image_directory, metrics
+from sdk.formats import model as model_format
 from sdk.formats.meta import artifact
 from sdk.formats.transformation import INFERENCE, RecipeError, inference_recipe
 from training import distributed as dist_utils
-from training import models
+from training import finetune, models
 from training.data import IMAGENET_NORMALIZE, ImageDirDataset
 from training.recipe import BestEpoch, drop_last, lr_factor, set_seed
 from training.reporting import Reporter, report_epoch
@@ -89,7 +93,7 @@ def load_data(args):
 
 def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter):
     """One pass over the training data; returns the epoch's figures (summed over processes)."""
-    model.train()
+    finetune.train_mode(model)  # a frozen backbone's batch-norm layers stay in evaluation mode
     loss_sum = errors = seen = 0.0
     steps = len(data_loader)
     started = time.perf_counter()
@@ -180,7 +184,8 @@ class _Run:
     def __init__(self, args, spec: dict, data, device, reporter: Reporter):
         self.args, self.device, self.reporter = args, device, reporter
         self.train_set, self.val_set, self.train_sampler, val_sampler, self.classes, self.recipe = data
-        self.model, self.model_without_ddp = _build_model(args, spec, len(self.classes), device, reporter)
+        self.spec = spec
+        self.model, self.model_without_ddp = _build_model(args, spec, self.classes, device, reporter)
         set_seed(args.seed + args.rank)  # augmentations differ per rank
         self.train_loader = torch.utils.data.DataLoader(
             self.train_set, batch_size=args.batch_size, sampler=self.train_sampler, num_workers=args.workers,
@@ -188,7 +193,8 @@ class _Run:
         self.val_loader = torch.utils.data.DataLoader(self.val_set, batch_size=args.batch_size, sampler=val_sampler,
                                                       num_workers=args.workers)
         self.criterion = nn.CrossEntropyLoss()
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=args.lr, momentum=args.momentum, nesterov=True,
+        trainable = [p for p in self.model.parameters() if p.requires_grad]  # the head alone when frozen
+        self.optimizer = torch.optim.SGD(trainable, lr=args.lr, momentum=args.momentum, nesterov=True,
                                          weight_decay=args.weight_decay)
         self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lr_factor(args.warmup_steps, args.epochs * len(self.train_loader)))
@@ -237,20 +243,26 @@ class _Run:
             raise TrainingDivergedError(f"the validation loss was never a number (NaN); "
                                         f"lower the Learning rate (now {self.args.lr:g})")
         best = next(h for h in self.history if h["epoch"] == keeper.best_epoch)
-        return {"classes": self.classes, "transforms": inference_recipe(self.recipe),
+        start = finetune.fine_tuned_from(self.spec)
+        return {**({"fine_tuned_from": start} if start else {}), "classes": self.classes, "transforms": inference_recipe(self.recipe),
                 "normalize": [list(v) for v in IMAGENET_NORMALIZE], "best_epoch": keeper.best_epoch,
                 "epochs_run": self.history[-1]["epoch"], "validation_loss": best["validation_loss"],
                 "validation_top1_accuracy": best["validation_top1_accuracy"], "history": self.history}
 
 
-def _build_model(args, spec: dict, num_classes: int, device, reporter: Reporter):
+def _build_model(args, spec: dict, classes: list[str], device, reporter: Reporter):
     """(the model to train, the same without its DistributedDataParallel wrapper)."""
     set_seed(args.seed)  # same initial weights on every rank (DDP broadcasts rank 0's anyway)
-    model = models.build_model(spec, num_classes, Path(args.model_dir)).to(device)
+    model, start = finetune.start_model(spec, classes, Path(args.model_dir))
+    if start:
+        reporter.log(start)
+    model = model.to(device)
     if args.distributed and args.sync_bn:
         model = dist_utils.convert_sync_batchnorm(model)
         reporter.log("Sync BatchNorm: batch-norm statistics over the global batch of "
                      f"{args.batch_size * args.world_size} images ({args.world_size} processes x {args.batch_size})")
+    if args.freeze_backbone:  # after Sync BatchNorm, whose layers are new: DDP then syncs the head's gradients alone
+        reporter.log(finetune.freeze_backbone(model, spec))
     if not args.distributed:
         return model, model
     return nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank] if device.type == "cuda" else None), model
@@ -260,7 +272,7 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    spec = untrained_model.read_spec(artifact(args.model_dir), "", "Untrained model")
+    spec = model_format.read_start(artifact(args.model_dir), "", "Untrained model")
     data = load_data(args)
     train_set, val_set, _, _, classes, _ = data
     reporter.log(f"{len(train_set)} training and {len(val_set)} validation images, {len(classes)} classes; "
@@ -291,7 +303,8 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
 
 def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="Image classification training", add_help=add_help)
-    p.add_argument("--model-dir", required=True, help="UntrainedModelDirectory (from ResNet / DenseNet)")
+    p.add_argument("--model-dir", required=True,
+                   help="UntrainedModelDirectory (from ResNet / DenseNet), or a trained ModelDirectory to fine-tune")
     p.add_argument("--train-dir", required=True, help="training ImageDirectory")
     p.add_argument("--val-dir", required=True, help="validation ImageDirectory")
     p.add_argument("--output-dir", required=True, help="where the ModelDirectory is written (rank 0)")
@@ -309,6 +322,8 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=0, help="torch threads per process (0: torch's default)")
     p.add_argument("--sync-bn", action="store_true",
                    help="distributed: batch-norm statistics over the global batch, not each process's part")
+    p.add_argument("--freeze-backbone", action="store_true",
+                   help="train the classifier head only: the rest keeps its starting weights (a fixed feature extractor)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
     p.add_argument("--stop-file", default="",

@@ -20,12 +20,13 @@ from pathlib import Path
 import yaml
 
 from sdk.errors import InvalidModelDirectoryError, prefixed
+from sdk.formats import untrained_model
 from sdk.formats.untrained_model import SPEC_FILE, read_spec, write_spec
 
 TRAINED_STATE = "model.pt"
 TYPE = "ModelDirectory"
 
-__all__ = ["SPEC_FILE", "TRAINED_STATE", "TYPE", "read", "read_info", "write_spec", "weights"]
+__all__ = ["SPEC_FILE", "TRAINED_STATE", "TYPE", "read", "read_info", "read_start", "write_spec", "weights"]
 
 
 def read(model_input, module_label: str, port_label: str = "Trained model") -> dict:
@@ -37,6 +38,21 @@ def read(model_input, module_label: str, port_label: str = "Trained model") -> d
         raise InvalidModelDirectoryError(prefixed(
             module_label, f"the {port_label} ({path}) has no weights ({TRAINED_STATE}) or no class list"))
     return spec
+
+
+def read_start(model_input, module_label: str, port_label: str) -> dict:
+    """The model.yaml of what a training starts from: an UntrainedModelDirectory, or a trained
+    ModelDirectory to fine-tune (its model.yaml is a superset of the untrained spec); anything
+    else is refused with an error naming the module and the port."""
+    kind = getattr(model_input, "type", None)
+    if kind == TYPE:
+        return read(model_input, module_label, port_label)
+    if kind == untrained_model.TYPE:
+        return read_spec(model_input, module_label, port_label)
+    got = "nothing" if model_input is None else f"{kind or 'a directory without _meta.yaml'} ({model_input.path})"
+    raise InvalidModelDirectoryError(prefixed(
+        module_label, f"the {port_label} must be an {untrained_model.TYPE} (a PyTorch model from ResNet or DenseNet) "
+                      f"or a {TYPE} (a trained model, to fine-tune), got {got}"))
 
 
 def read_info(model_dir) -> dict:

@@ -1,6 +1,7 @@
 /* X6 cells from the pipeline document (pure): a node's box, its ports, its label; a link's edge. */
 import { IN, OUT, nodeData, portId } from './document.js';
 import { bindingShort, bindingText } from './params.js';
+import { acceptedText } from './rules.js';
 
 export const NODE_W = 200;
 export const NODE_H = 54;
@@ -10,6 +11,9 @@ export const NODE_SHAPE = 'pd-module';
 export const LINK_SHAPE = 'pd-link';
 export const PROBLEM_RED = '#cf222e';
 
+/** "Untrained model (UntrainedModelDirectory or ModelDirectory): a model of ResNet..." (the port's help, if any). */
+const portTitle = (p) => `${p.label} (${acceptedText(p)}${p.optional ? ', optional' : ''})${p.help ? `: ${p.help}` : ''}`;
+
 /** A module's ports, and in red any port a link names that the module does not declare. */
 export function portItems(module, nodeId, links) {
   const items = [];
@@ -18,7 +22,7 @@ export function portItems(module, nodeId, links) {
     for (const p of (module ? module[side] : [])) {
       declared.add(portId(group, p.name));
       items.push({ id: portId(group, p.name), group,
-        attrs: { circle: { title: `${p.label} (${p.type}${p.optional ? ', optional' : ''})`, 'data-type': p.type, 'data-port': p.name } } });
+        attrs: { circle: { title: portTitle(p), 'data-type': p.type, 'data-port': p.name } } });
     }
   }
   for (const l of links || []) {

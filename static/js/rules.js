@@ -1,13 +1,21 @@
 /* The rules a new link must keep (pure), as the server applies them (designer/engine/graph.py,
- * sdk/declarations.py `compatible`): an output feeds an input of its type or an AnyDirectory input,
- * an input is fed once, and the links make no cycle. The server stays the judge: every save
+ * sdk/declarations.py `compatible`): an output feeds an input of its type, an AnyDirectory input, or
+ * an input that declares it among the types it also accepts (the catalogue's `accepts`: a trained
+ * ModelDirectory feeds Train PyTorch Model's untrained model, to fine-tune), an input is fed once,
+ * and the links make no cycle. The server stays the judge: every save
  * answers with the pipeline's problems; these rules refuse a link before it is drawn. */
 import { IN, OUT } from './document.js';
 
 /** The port type that accepts every other one. */
 export const ANY_DIRECTORY = 'AnyDirectory';
 
-export const accepts = (outType, inType) => outType === inType || inType === ANY_DIRECTORY;
+/** Whether an output of `outType` may feed an input of `inType` that also accepts `alsoAccepted`
+ * (the port's declared `accepts`, when it has one). */
+export const accepts = (outType, inType, alsoAccepted = []) => outType === inType || inType === ANY_DIRECTORY
+  || alsoAccepted.includes(outType);
+
+/** "UntrainedModelDirectory or ModelDirectory": the types a declared input port accepts. */
+export const acceptedText = (port) => (port.accepts || [port.type]).join(' or ');
 
 /** A port as the module declares it ({name, label, type, optional}), or null. */
 export function declaredPort(module, group, name) {
@@ -52,9 +60,9 @@ export function refusal(modules, nodes, links, link) {
   const name = (n) => nodeName(modules, n);
   const out = declaredPort(modules.get(src.kind), OUT, link.from.port);
   const inp = declaredPort(modules.get(dst.kind), IN, link.to.port);
-  if (out && inp && !accepts(out.type, inp.type)) {
+  if (out && inp && !accepts(out.type, inp.type, inp.accepts)) {
     return `Cannot connect ${name(src)} output "${out.label}" (${out.type}) to ${name(dst)} input "${inp.label}" (${inp.type}): `
-      + `the types differ; ${inp.label} accepts only ${inp.type}.`;
+      + `the types differ; ${inp.label} accepts only ${acceptedText(inp)}.`;
   }
   if (links.some((l) => l.id !== link.id && l.to.node === dst.id && l.to.port === link.to.port)) {
     return `Input "${inp ? inp.label : `${IN}:${link.to.port}`}" of ${name(dst)} is already connected: delete that link first.`;

@@ -6,6 +6,7 @@ from designer.engine import graph
 from designer.engine.schema_migrations import CURRENT
 from modules import registry
 from tests import toy_modules as toys
+from tests.conftest import ROOT
 from tests.pipes import link, node, pipeline
 
 CAT = registry.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink])
@@ -95,3 +96,28 @@ def test_canonical_text_is_stable():
     doc = pipeline([node("a", "toy_source", value=3)], [])
     text = graph.dumps(doc)
     assert graph.dumps(graph.parse_text(text)) == text
+
+
+def test_a_trained_model_feeds_train_pytorch_models_untrained_model_to_fine_tune():
+    """The digits example as stored (schema 1, without Sync BatchNorm nor Freeze backbone), plus a
+    second Train PyTorch Model that starts from the first one's trained model."""
+    catalogue = registry.load()
+    doc = graph.upgrade(json.loads((ROOT / "examples" / "digits.json").read_text()))
+    next(n for n in doc["nodes"] if n["kind"] == "dataset")["parameters"]["dataset"] = 1  # the user picks theirs
+    train = next(n for n in doc["nodes"] if n["kind"] == "train_pytorch_model")
+    assert "freeze_backbone" not in train["parameters"]
+    again = node("again", "train_pytorch_model", freeze_backbone=True)
+    fed = [link("apply_train", "again", "transformed_image_directory", "training_dataset"),
+           link("apply_val", "again", "transformed_image_directory", "validation_dataset")]
+    tuned = {**doc, "nodes": [*doc["nodes"], again],
+             "links": [*doc["links"], link("train", "again", "trained_model", "untrained_model"), *fed]}
+    assert graph.validate(tuned, catalogue) == []
+    assert catalogue.get("train_pytorch_model").resolved_params(train["parameters"])["freeze_backbone"] is False
+
+    images = {**tuned, "links": [*doc["links"], link("apply_val", "again", "transformed_image_directory", "untrained_model"), *fed]}
+    problems = graph.validate(images, catalogue)
+    assert [(p.code, p.node, p.port) for p in problems] == [("incompatible", "again", "untrained_model")]
+    assert "ImageDirectory cannot feed UntrainedModelDirectory" in problems[0].message
+    # nothing else widened: a trained model feeds no dataset input
+    as_data = {**tuned, "links": [*tuned["links"][:-1], link("train", "again", "trained_model", "validation_dataset")]}
+    assert [p.code for p in graph.validate(as_data, catalogue)] == ["incompatible"]

@@ -25,6 +25,8 @@ test('ports: the declared ones, then in red any a link names that the module lac
   const optional = portItems(MODULES.get('zip'), 'n4', []);
   assert.equal(optional[0].attrs.circle.title, 'Anything (AnyDirectory, optional)');
   assert.deepEqual(portItems(undefined, 'n5', [link('e', 'n5', 'out', 'n2', 'images')]).map((p) => p.id), ['out:out']);
+  const fineTune = { inputs: [{ name: 'm', label: 'Model', type: 'Untrained', accepts: ['Untrained', 'Trained'], help: 'or a trained one' }], outputs: [] };
+  assert.equal(portItems(fineTune, 'n6', [])[0].attrs.circle.title, 'Model (Untrained or Trained): or a trained one');
 });
 
 test('a node and a link as X6 cells', () => {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { test } from 'node:test';
-import { ANY_DIRECTORY, accepts, declaredPort, reaches, refusal } from '../../static/js/rules.js';
-import { MODULES, link } from './fixtures.mjs';
+import { ANY_DIRECTORY, acceptedText, accepts, declaredPort, reaches, refusal } from '../../static/js/rules.js';
+import { MODULES, ROOT, link } from './fixtures.mjs';
 
 const nodes = new Map([['n1', { id: 'n1', kind: 'source' }], ['n2', { id: 'n2', kind: 'resize' }],
   ['n3', { id: 'n3', kind: 'train' }], ['n4', { id: 'n4', kind: 'zip' }], ['n5', { id: 'n5', kind: 'gone' }]]);
@@ -54,4 +56,32 @@ test('ports of an unknown module are judged by the server only', () => {
   assert.equal(refusal(MODULES, nodes, [l], l), '');
   const unknownEnd = link('e2', 'n1', 'images', 'n9', 'x');
   assert.equal(refusal(MODULES, nodes, [unknownEnd], unknownEnd), '');
+});
+
+test('an input that declares other accepted types takes them too, and a refusal names them all', () => {
+  const also = ['UntrainedModelDirectory', 'ModelDirectory'];
+  assert.ok(accepts('ModelDirectory', 'UntrainedModelDirectory', also));
+  assert.ok(!accepts('ImageDirectory', 'UntrainedModelDirectory', also));
+  assert.ok(!accepts('ModelDirectory', 'UntrainedModelDirectory'));
+  assert.equal(acceptedText({ type: 'ImageDirectory' }), 'ImageDirectory');
+  assert.equal(acceptedText({ type: 'UntrainedModelDirectory', accepts: also }), 'UntrainedModelDirectory or ModelDirectory');
+});
+
+// the real catalogue, as the page gets it, when the server's Python is here
+const python = `${ROOT}.venv/bin/python`;
+const catalogue = existsSync(python) ? new Map(JSON.parse(execFileSync(python, ['-c',
+  'import json; from modules import registry; print(json.dumps(registry.load().describe()))'], { cwd: ROOT, encoding: 'utf8' }))
+  .map((m) => [m.kind, m])) : null;
+
+test('a trained model feeds Train PyTorch Model to fine-tune, an image directory still does not', { skip: !catalogue }, () => {
+  const canvas = new Map([['t1', { id: 't1', kind: 'train_pytorch_model' }], ['t2', { id: 't2', kind: 'train_pytorch_model' }],
+    ['s', { id: 's', kind: 'split_image_directory' }]]);
+  const fineTune = link('e1', 't1', 'trained_model', 't2', 'untrained_model');
+  assert.equal(refusal(catalogue, canvas, [fineTune], fineTune), '');
+  const images = link('e2', 's', 'results_dataset1', 't2', 'untrained_model');
+  assert.equal(refusal(catalogue, canvas, [images], images),
+    'Cannot connect Split Image Directory (s) output "Results dataset1" (ImageDirectory) to Train PyTorch Model (t2) input '
+    + '"Untrained model" (UntrainedModelDirectory): the types differ; Untrained model accepts only UntrainedModelDirectory or ModelDirectory.');
+  const asData = link('e3', 't1', 'trained_model', 't2', 'training_dataset');
+  assert.match(refusal(catalogue, canvas, [asData], asData), /accepts only ImageDirectory\.$/);
 });

@@ -52,7 +52,8 @@ FAST = {"epochs": 2, "batch_size": 16, "learning_rate": 0.05, "print_frequency":
 def test_defaults_are_the_reference_ones():
     defaults = {p.name: p.default for p in TrainPyTorchModel.params}
     assert defaults == {"epochs": 5, "batch_size": 16, "warmup_step_number": 0, "learning_rate": 0.001,
-                        "random_seed": 1, "patience": 3, "print_frequency": 10, "sync_batchnorm": False}
+                        "random_seed": 1, "patience": 3, "print_frequency": 10, "sync_batchnorm": False,
+                        "freeze_backbone": False}
     assert TrainPyTorchModel.distributed
 
 
@@ -123,8 +124,20 @@ def test_top5_is_reported_only_with_five_classes_or_more(tmp_path):
 
 
 def test_it_refuses_a_directory_that_is_not_a_model(tmp_path, inputs):
-    with pytest.raises(InvalidModelDirectoryError, match="Untrained model"):
+    with pytest.raises(InvalidModelDirectoryError, match="Untrained model") as refused:
         run(TrainPyTorchModel, tmp_path / "n", FAST, **{**inputs, "untrained_model": inputs["training_dataset"]})
+    assert ("must be an UntrainedModelDirectory (a PyTorch model from ResNet or DenseNet) or a ModelDirectory "
+            "(a trained model, to fine-tune), got ImageDirectory") in str(refused.value)
+
+
+def test_the_model_port_says_it_takes_a_trained_model_to_fine_tune():
+    port = TrainPyTorchModel.describe()["inputs"][0]
+    assert port["label"] == "Untrained model" and port["name"] == "untrained_model"  # stored pipelines link to it
+    assert port["accepts"] == ["UntrainedModelDirectory", "ModelDirectory"] and "fine-tune" in port["help"]
+    assert "ConvNet as fixed feature extractor" in TrainPyTorchModel.param("freeze_backbone").help
+    assert "--freeze-backbone" in training_argv("m", "t", "v", "o", {**TrainPyTorchModel.resolved_params({}),
+                                                                     "freeze_backbone": True})
+    assert "--freeze-backbone" not in training_argv("m", "t", "v", "o", TrainPyTorchModel.resolved_params({}))
 
 
 def test_it_refuses_an_unlabeled_dataset(tmp_path, inputs, digits):
