@@ -12,6 +12,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from designer.engine import latency
+from designer.pipelines import endpoints
 from designer.pipelines.api import EMPTY_PIPELINE
 from designer.pipelines.models import (
     Endpoint,
@@ -146,6 +147,11 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     assert curl.startswith("curl -X POST") and endpoint.primary_key not in curl and endpoint.primary_key[-4:] in curl
     page.click("#show-curl-key")
     assert endpoint.primary_key in page.inner_text("#curl")
+    # Copy puts the whole command, key included, on the clipboard
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=page.base)
+    page.click("#copy-curl")
+    page.wait_for_selector("#action-result >> text=copied")
+    assert page.evaluate("navigator.clipboard.readText()") == endpoints.curl(endpoint)
     assert page.inner_text("#stat-requests") == "0" and page.inner_text("#stat-p50") == "—"
     assert page.is_visible("#no-errors")
     full_shot(page, request, "endpoint-new")
