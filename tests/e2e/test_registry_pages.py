@@ -189,6 +189,11 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     page.wait_for_function("document.querySelector('#serving-version').textContent === '1'")
     endpoint.refresh_from_db()
     assert endpoint.version.version == 1
+    assert page.inner_text("#action-result").startswith("Switching to version 1")
+    full_shot(page, request, "endpoint-switching")
+    healthy(endpoint)  # the serving process has loaded version 1: the switch's note goes
+    page.wait_for_function("document.querySelector('#status-message').textContent === 'serving version 1 on 1 serving process'")
+    assert page.inner_text("#action-result") == ""
     full_shot(page, request, "endpoint-switched")
 
     # the endpoints list
