@@ -160,12 +160,21 @@ class Serving:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.check_alive()
-            rows = [r for r in ServingReplica.objects.all()
-                    if (r.loaded.get(endpoint.name) or {}).get("revision") == endpoint.revision]
+            pids = self.pids()
+            rows = [r for r in ServingReplica.objects.all() if int(r.name.rsplit(":", 1)[1]) in pids
+                    and (r.loaded.get(endpoint.name) or {}).get("revision") == endpoint.revision]
             if len(rows) >= count:
                 return rows
             time.sleep(0.1)
         raise TimeoutError(f"not {count} replicas serving {endpoint.name}: {list(ServingReplica.objects.values())}\n{self.log()}")
+
+    def pids(self) -> set[int]:
+        """This process and its children (the replicas, with --replicas N): other serving processes
+        of the test session serve the same database."""
+        children = set()
+        for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
+            children |= {int(p) for p in (task / "children").read_text().split()}
+        return {self.proc.pid} | children
 
     def check_alive(self):
         if self.proc.poll() is not None:
