@@ -42,7 +42,7 @@ def start_model(spec: dict, classes: list[str], model_dir: Path) -> tuple[nn.Mod
     except Exception as e:  # a foreign or truncated file: name it
         raise InvalidModelDirectoryError(
             f"the weights of the trained model ({path}) do not load into {spec['model_name']} with "
-            f"{len(trained)} classes: {e}") from e
+            f"{len(trained)} classes: {' '.join(str(e).split())}") from e
     attr, head = models.classifier_head(net)
     start = f"fine-tuning {spec['model_name']} trained on {len(trained)} classes ({class_text(trained)})"
     if classes == trained:

@@ -11,6 +11,7 @@ import torch
 import yaml
 
 from modules.train_pytorch_model import TrainPyTorchModel, training_argv
+from sdk.errors import InvalidModelDirectoryError
 from sdk.formats import model as model_format
 from tests.conftest import ROOT
 from tests.modules.model_helpers import digits_split, image_dir, one_thread, run, small_recipe, untrained  # noqa: F401
@@ -156,3 +157,29 @@ def test_under_torchrun_a_frozen_fine_tuning_trains_the_head_alone(tmp_path, dat
     assert kept["fc.weight"].shape == (3, 512)
     assert all(torch.equal(kept[k], weights[k]) for k in kept if not k.startswith("fc."))
     assert yaml.safe_load((out / model_format.SPEC_FILE).read_text())["fine_tuned_from"]["model_name"] == "resnet18"
+
+
+def test_a_densenet_gets_a_new_classifier_and_freezes_all_but_it(tmp_path):
+    spec = {"family": "densenet", "model_name": "densenet121", "pretrained": False, "weights": None,
+            "kwargs": {"memory_efficient": False}}
+    torch.manual_seed(0)
+    state = models.build_model(spec, 4).state_dict()
+    models.write_trained(tmp_path, spec, state, {"classes": ["cat", "dog", "fox", "owl"]})
+    trained = model_format.read_info(tmp_path)
+    net, line = finetune.start_model(trained, ["apple", "pear"], tmp_path)
+    assert line == ("fine-tuning densenet121 trained on 4 classes (cat, dog, fox, owl): the classifier head (classifier) "
+                    "is replaced for 2 classes (apple, pear), from random weights; the rest of the model starts from the "
+                    "trained weights")
+    assert net.classifier.out_features == 2 and torch.equal(net.features.conv0.weight, state["features.conv0.weight"])
+    assert "training the classifier head (classifier) only, 2,050 of " in finetune.freeze_backbone(net, trained)
+    assert [n for n, p in net.named_parameters() if p.requires_grad] == ["classifier.weight", "classifier.bias"]
+    finetune.train_mode(net)  # the frozen batch-norm layers keep their statistics
+    assert net.training and not net.features.norm0.training and net.classifier.training
+
+
+def test_weights_that_do_not_fit_the_trained_model_are_named(tmp_path):
+    spec = {"family": "resnet", "model_name": "resnet18", "pretrained": False, "weights": None, "kwargs": {}}
+    models.write_trained(tmp_path, spec, models.build_model(spec, 4).state_dict(), {"classes": ["a", "b", "c"]})
+    with pytest.raises(InvalidModelDirectoryError, match=r"the weights of the trained model \(.*model.pt\) do not load "
+                                                         r"into resnet18 with 3 classes: .*size mismatch"):
+        finetune.start_model(model_format.read_info(tmp_path), ["x", "y"], tmp_path)
