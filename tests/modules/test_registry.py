@@ -7,7 +7,8 @@ from tests.conftest import ROOT
 
 REAL_KINDS = {
     "apply_image_transformation", "convert_to_image_directory", "dataset", "densenet", "evaluate_model", "export_to_onnx",
-    "init_image_transformation", "resnet", "score_image_model", "split_image_directory", "train_pytorch_model",
+    "init_image_transformation", "registered_model", "resnet", "score_image_model", "split_image_directory",
+    "train_pytorch_model",
 }
 ISSUE_PORT_TYPES = {"UntrainedModelDirectory", "ModelDirectory", "ImageDirectory", "TransformationDirectory", "ScoredDataset",
                     "EvaluationResults", "UploadedFile"}
