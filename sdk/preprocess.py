@@ -59,24 +59,26 @@ def load_image(data: bytes, max_bytes: int = MAX_IMAGE_BYTES, max_pixels: int = 
         raise BadImage(f"the image is {_megabytes(size)}, the limit is {_megabytes(max_bytes)}", 413)
     if size == 0:
         raise BadImage("not an image: it is empty")
-    with _OPENING, warnings.catch_warnings():
-        # PIL warns (then fails) on huge images at open: both are our 413, and no warning leaks
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        try:
-            with Image.open(io.BytesIO(data)) as img:
-                _check_pixels(img, max_pixels)
-                img.load()
-                return to_rgb(ImageOps.exif_transpose(img))
-        except BadImage:
-            raise
-        except (Image.DecompressionBombWarning, Image.DecompressionBombError):
-            raise BadImage(f"the image declares more than the {Image.MAX_IMAGE_PIXELS / 1e6:.0f} megapixels PIL opens safely, "
-                           f"the limit is {max_pixels / 1e6:g} megapixels", 413) from None
-        except Image.UnidentifiedImageError:
-            raise BadImage(f"not an image: {_megabytes(size)} in no image format known here") from None
-        except Exception as e:  # any decoder failure is the sender's broken file
-            why = "truncated" if "truncated" in str(e) or isinstance(e, EOFError) else "corrupt"
-            raise BadImage(f"the image is {why}: it cannot be decoded ({e or type(e).__name__})") from None
+    try:
+        with _OPENING, warnings.catch_warnings():
+            # PIL warns (then fails) at open on huge images: both are our 413, and no warning leaks.
+            # Only the opening holds the lock: decoding, the slow part, runs on many threads at once.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(data))
+        with img:
+            _check_pixels(img, max_pixels)
+            img.load()
+            return to_rgb(ImageOps.exif_transpose(img))
+    except BadImage:
+        raise
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError):
+        raise BadImage(f"the image declares more than the {Image.MAX_IMAGE_PIXELS / 1e6:.0f} megapixels PIL opens safely, "
+                       f"the limit is {max_pixels / 1e6:g} megapixels", 413) from None
+    except Image.UnidentifiedImageError:
+        raise BadImage(f"not an image: {_megabytes(size)} in no image format known here") from None
+    except Exception as e:  # any decoder failure is the sender's broken file
+        why = "truncated" if "truncated" in str(e) or isinstance(e, EOFError) else "corrupt"
+        raise BadImage(f"the image is {why}: it cannot be decoded ({e or type(e).__name__})") from None
 
 
 def _check_pixels(img: Image.Image, max_pixels: int) -> None:
