@@ -179,7 +179,11 @@ def _mb(n: int) -> str:
 
 
 async def healthz(request: Request) -> JSONResponse:
-    return answer(200, {"replica": REPLICA, "endpoints": server.endpoints.report()})
+    """This replica's name, what it serves (as its ServingReplica row says), and per endpoint its
+    model calls and images scored since loaded (images / calls: the average batch)."""
+    batching = {name: {"calls": s.deployment.calls, "images": s.deployment.scored}
+                for name, s in list(server.endpoints.served.items()) if s.deployment is not None}
+    return answer(200, {"replica": REPLICA, "endpoints": server.endpoints.report(), "batching": batching})
 
 
 async def not_found(request: Request, exc: HTTPException) -> JSONResponse:

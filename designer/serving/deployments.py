@@ -63,6 +63,7 @@ class Deployment:
         self.decoding = 0  # requests being decoded for this deployment
         self.running = False
         self.arrived = asyncio.Event()
+        self.calls = self.scored = 0  # model calls and images scored (GET /healthz shows them)
         self._warm_up()
 
     def _warm_up(self):
@@ -105,6 +106,7 @@ class Deployment:
                 await self._gather(loop)
                 items = self._take()
                 batch = [a for arrays, _ in items for a in arrays]
+                self.calls, self.scored = self.calls + 1, self.scored + len(batch)
                 try:
                     probabilities = await loop.run_in_executor(self.runner, self._run_batch, batch)
                 except Exception as e:  # the model failed on this batch: its requests say why

@@ -163,3 +163,37 @@ def test_a_version_that_cannot_be_loaded_is_reported_by_the_replica(serving, tra
     assert health[e.name]["version"] is None and f"version 1 of broken-{broken} could not be loaded" in health[e.name]["error"]
     status, answer, _ = request(score_url(serving, e), png(), "image/png", key=e.primary_key)
     assert status == 503 and "could not be loaded" in answer["error"], answer
+
+
+def test_concurrent_requests_share_model_calls_and_a_lone_request_has_one_to_itself(serving, endpoint, models):
+    import threading
+
+    url, key = score_url(serving, endpoint), endpoint.primary_key
+    images = [png(seed=30 + i) for i in range(16)]
+
+    def calls():
+        return serving.health()["batching"]["digits"]
+
+    before = calls()
+    for data in images[:4]:
+        assert request(url, data, "image/png", key=key)[0] == 200
+    after = calls()
+    assert (after["calls"] - before["calls"], after["images"] - before["images"]) == (4, 4)
+    answers, start = [None] * 16, threading.Barrier(16)
+
+    def client(i):
+        start.wait()
+        answers[i] = request(url, images[i], "image/png", key=key)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    batched = calls()
+    assert batched["images"] - after["images"] == 16
+    assert batched["calls"] - after["calls"] < 16  # some calls scored several requests' images
+    for data, (status, answer, _) in zip(images, answers):  # each request got its own image's answer
+        assert status == 200
+        got = [answer["predictions"][0]["probabilities"][c] for c in models[0].classes]
+        assert np.allclose(got, models[0].torch_probabilities(data), atol=TOLERANCE, rtol=0)
