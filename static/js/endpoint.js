@@ -31,17 +31,26 @@ async function copy(text, what) {
 function keyRow(which) {
   const key = ep.keys[which];
   const code = h('code', { class: 'key', id: `key-${which}` }, shown[which] ? key : maskKey(key));
-  const toggle = button({ class: 'show-key', 'aria-pressed': String(shown[which]), onclick: () => { shown[which] = !shown[which]; drawKeys(); } },
-    shown[which] ? 'Hide' : 'Show');
+  const verb = shown[which] ? 'Hide' : 'Show';
+  const toggle = button({ class: 'show-key', 'aria-pressed': String(shown[which]), 'aria-label': `${verb} the ${which} key`,
+    onclick: () => { shown[which] = !shown[which]; drawKeys(); } }, verb);
   return h('div', { class: 'key-row', 'data-key': which },
     h('span', { class: 'key-name' }, which === 'primary' ? 'Primary key' : 'Secondary key'), code,
     h('span', { class: 'row-actions' }, toggle,
-      button({ class: 'copy-key', onclick: () => copy(key, `The ${which} key`) }, 'Copy'),
-      button({ class: 'regenerate', onclick: () => regenerate(which) }, 'Regenerate')));
+      button({ class: 'copy-key', 'aria-label': `Copy the ${which} key`, onclick: () => copy(key, `The ${which} key`) }, 'Copy'),
+      button({ class: 'regenerate', 'aria-label': `Regenerate the ${which} key`, onclick: () => regenerate(which) }, 'Regenerate')));
 }
 
+let drawnKeys = '';
+/** The keys and the curl example, drawn again only when they change (a focused button keeps its focus). */
 function drawKeys() {
+  const drawn = JSON.stringify([ep.keys, ep.curl, shown]);
+  if (drawn === drawnKeys) return;
+  drawnKeys = drawn;
+  const focused = document.activeElement && document.activeElement.closest('.key-row[data-key] button');
+  const refocus = focused ? `.key-row[data-key=${focused.closest('.key-row').dataset.key}] button.${focused.classList[0]}` : null;
   $('#keys').replaceChildren(...KEYS.map(keyRow));
+  if (refocus && $(refocus)) $(refocus).focus();
   $('#curl').textContent = curlShown(ep.curl, ep.keys, shown.curl);
   $('#show-curl-key').textContent = shown.curl ? 'Hide key' : 'Show key';
   $('#show-curl-key').setAttribute('aria-pressed', String(shown.curl));

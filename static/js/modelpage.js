@@ -126,7 +126,8 @@ async function onDelete(v) {
 
 async function refresh() {
   const r = await api('GET', registryPaths.model(boot.name));
-  if (r.ok) { versions = r.data.versions; show(); }
+  // drawn again only when something changed: a focused button keeps its focus
+  if (r.ok && JSON.stringify(r.data.versions) !== JSON.stringify(versions)) { versions = r.data.versions; show(); }
 }
 
 setInterval(() => { if (versions.some((v) => v.status === 'preparing')) refresh(); }, POLL_MS);

@@ -1,4 +1,5 @@
-/* "My models" in the palette (as "My datasets" is): the user's registered models (GET /api/models),
+/* "My models" in the palette (the Registered model module's category, as "My datasets" is for
+ * datasets): the user's registered models (GET /api/models) above the module's own entry,
  * each added as a "Registered model" node with its name set (the latest version unless the node's
  * pane says which). Read again when the Register dialog registers one. Such a node's label names
  * its model, and follows an edit of the name in its pane. */
@@ -22,8 +23,7 @@ function item(m) {
 export function myModels(canvas, catalogue, entry) {
   const section = $('#my-models');
   const module = catalogue.modules.get(KIND);
-  if (!section) return;
-  if (!module) { section.hidden = true; return; }
+  if (!section || !module) return; // the Registered model module is not in this catalogue
 
   async function load() {
     const r = await api('GET', registryPaths.models);

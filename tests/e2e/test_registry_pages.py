@@ -173,6 +173,7 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     # the primary key: shown, then regenerated (the old one stops working)
     page.locator(".key-row[data-key=primary] button.show-key").click()
     assert primary.inner_text() == endpoint.primary_key
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Hide the primary key"  # focus kept
     old = endpoint.primary_key
     page.once("dialog", lambda d: d.accept())
     page.locator(".key-row[data-key=primary] button.regenerate").click()
@@ -217,6 +218,19 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     page.wait_for_selector("section.version[data-version='3']", state="detached")
     assert page.inner_text("#action-result") == "Version 3 deleted."
     assert sorted(model.versions.values_list("version", flat=True)) == [1, 2]
+
+
+def test_a_version_being_prepared_becomes_downloadable_without_a_reload(page, users):
+    model = seed_model(users["owner"], versions=(("preparing", ""),))
+    page.goto(f"{page.base}/models/digits/")
+    page.wait_for_selector("html[data-model-loaded]")
+    card = page.locator("section.version[data-version='1']")
+    assert card.locator(".badge").inner_text() == "preparing"
+    assert card.locator("a.download").count() == 0 and card.locator("span.download").get_attribute("aria-disabled") == "true"
+    assert "Preparing the archive" in card.inner_text()
+    ModelVersion.objects.filter(model=model).update(status="ready")  # as a worker's packaging does
+    page.wait_for_selector("section.version[data-version='1'] a.download", timeout=15_000)
+    assert card.locator(".badge").inner_text() == "ready" and "Preparing the archive" not in card.inner_text()
 
 
 def test_another_users_models_and_endpoints_are_404(users, stranger_client, owner_client):
