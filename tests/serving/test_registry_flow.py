@@ -3,6 +3,7 @@
 on a dataset of other classes, and, deployed, answers the probabilities of Score Image Model."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,8 @@ def test_the_endpoint_answers_the_probabilities_of_score(owner_client, registere
     assert r.status_code == 201, r.json()
     endpoint = Endpoint.objects.get(name=r.json()["name"])
     serving.wait_serving(endpoint)
-    assert owner_client.get(f"/api/endpoints/{endpoint.name}").json()["status"] == "healthy"
+    shown = wait_for(lambda: owner_client.get(f"/api/endpoints/{endpoint.name}").json(), lambda e: e["status"] == "healthy")
+    assert shown["status_message"] == "serving version 1 on 1 serving process"
     table = scored_table(Run.objects.get(pk=run.pk))
     raw = pd_images(run)
     picked = table.head(6)
@@ -94,6 +96,15 @@ def test_the_endpoint_answers_the_probabilities_of_score(owner_client, registere
         expected = {c: row[scored_dataset.probability_column(c)] for c in answer["classes"]}
         assert max(abs(prediction["probabilities"][c] - expected[c]) for c in expected) <= TOLERANCE
         assert prediction["label"] == row[scored_dataset.SCORED_LABELS]
+
+
+def wait_for(read, until, timeout: float = 30):
+    """`read()` once `until` holds of it (the serving process reports every SERVING_FLUSH_SECONDS)."""
+    deadline = time.monotonic() + timeout
+    while not until(value := read()):
+        assert time.monotonic() < deadline, value
+        time.sleep(0.1)
+    return value
 
 
 def pd_images(run: Run) -> dict[str, bytes]:
