@@ -202,6 +202,10 @@ answers = {
     "validate": c.post("/api/validate", json.dumps(doc), content_type="application/json"),
     "load": c.get(f"/api/pipelines/{p.id}"),
     "compute": c.get("/compute"),
+    "models": c.get("/models/"),
+    "endpoints": c.get("/endpoints/"),
+    "models api": c.get("/api/models"),
+    "endpoints api": c.get("/api/endpoints"),
     "image": c.get(f"/runs/{run.id}/nodes/split/images/out/0"),
     **{f"pane {n['id']}": c.post(f"/pipelines/{p.id}/pane", {"node": json.dumps(n)}) for n in doc["nodes"]},
     **{f"visualize {n}": c.get(f"/runs/{run.id}/nodes/{n}/visualize") for n in outputs},
@@ -218,8 +222,9 @@ print(json.dumps({"bad": bad, "kinds": len(kinds), "panes": sum(k.startswith("pa
 
 
 def test_the_web_process_never_imports_torch(tmp_path):
-    """A web process that served the pages, the catalogue, the parameter pane of every module type
-    and Visualize of a real pipeline (examples/digits.json) has not imported torch."""
+    """A web process that served the pages (the models and endpoints pages too), the catalogue, the
+    parameter pane of every module type and Visualize of a real pipeline (examples/digits.json) has
+    imported neither torch nor ONNX Runtime."""
     script = tmp_path / "web_session.py"
     script.write_text(WEB_SESSION)
     env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "designer.settings", "DESIGNER_DATA_DIR": str(tmp_path / "var"),
@@ -227,7 +232,7 @@ def test_the_web_process_never_imports_torch(tmp_path):
     out = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result == {"bad": {}, "kinds": 11, "panes": 10 + 11, "heavy": []}, out.stderr[-3000:]
+    assert result == {"bad": {}, "kinds": 12, "panes": 10 + 12, "heavy": []}, out.stderr[-3000:]
 
 
 # ---------------------------------------------------------------- a new machine
