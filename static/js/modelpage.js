@@ -5,7 +5,7 @@
 import { api, errorOf } from './api.js';
 import { $, button, h, muted } from './dom.js';
 import { statusLabel } from './statuses.js';
-import { deploy, metricRows, registryPaths, sizeText, tagTexts, timeText } from './registry.js';
+import { deploy, metricRows, parseTags, registryPaths, sizeText, tagTexts, timeText } from './registry.js';
 
 const POLL_MS = 3000;
 const CLASSES_SHOWN = 30;
@@ -72,6 +72,38 @@ function actions(v) {
   return h('div', { class: 'row-actions' }, dl, go, del);
 }
 
+/** A version's description and tags, and a button to edit them. */
+function aboutEl(v) {
+  const tags = tagTexts(v.tags);
+  const el = h('div', { class: 'about' },
+    v.description ? h('p', { class: 'description' }, v.description) : null,
+    tags.length ? h('ul', { class: 'chips tags' }, tags.map((t) => h('li', {}, t))) : null,
+    button({ class: 'link edit-about', onclick: () => { const f = editor(v); el.replaceWith(f); f.querySelector('textarea').focus(); } },
+      v.description || tags.length ? 'Edit description and tags' : 'Add a description or tags'));
+  return el;
+}
+
+/** The form that edits them: PATCH the version, its refusal shown under the fields. */
+function editor(v) {
+  const text = h('textarea', { class: 'edit-description', rows: 2 }, v.description || '');
+  const tags = h('input', { type: 'text', class: 'edit-tags', value: tagTexts(v.tags).join(', '), placeholder: 'key=value, key=value' });
+  const problem = h('p', { class: 'field-error', role: 'alert' });
+  const form = h('form', { class: 'about-form' }, h('label', {}, 'Description', text),
+    h('label', {}, 'Tags (key=value, separated by commas)', tags), problem,
+    h('div', { class: 'row-actions' }, button({ class: 'primary save-about', type: 'submit' }, 'Save'),
+      button({ class: 'cancel-about', onclick: () => form.replaceWith(aboutEl(v)) }, 'Cancel')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const parsed = parseTags(tags.value);
+    if (parsed.error) { problem.textContent = parsed.error; return; }
+    const r = await api('PATCH', registryPaths.version(boot.name, v.version), { description: text.value, tags: parsed.tags });
+    if (!r.ok) { problem.textContent = errorOf(r, `Not saved: the server answered ${r.status}.`); return; }
+    versions = versions.map((x) => (x.version === v.version ? r.data : x));
+    show();
+  });
+  return form;
+}
+
 function versionCard(v) {
   const l = v.lineage || {};
   const status = h('span', { class: 'badge', 'data-status': v.status }, statusLabel(v.status));
@@ -81,14 +113,11 @@ function versionCard(v) {
   const err = v.status === 'failed' && v.error
     ? h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Not servable'), h('pre', {}, v.error)) : null;
   const preparing = v.status === 'preparing' ? muted('Preparing the archive and the ONNX graph for serving…') : null;
-  const tags = tagTexts(v.tags);
   const served = (v.endpoints || []).length
     ? h('p', { class: 'served' }, 'Served by ', v.endpoints.flatMap((n, i) => [i ? ', ' : '', h('a', { href: registryPaths.endpointPage(n) }, n)])) : null;
   const metrics = metricRows(l.metrics);
   return h('section', { class: 'card version', 'data-version': v.version, 'data-status': v.status }, head, sub, err, preparing,
-    v.description ? h('p', { class: 'description' }, v.description) : null,
-    tags.length ? h('ul', { class: 'chips tags' }, tags.map((t) => h('li', {}, t))) : null,
-    served,
+    aboutEl(v), served,
     h('div', { class: 'version-grid' },
       h('div', {}, h('h3', {}, 'Lineage'), facts(lineageRows(v), 'lineage')),
       h('div', {}, h('h3', {}, 'Metrics (best epoch)'), metrics.length ? facts(metrics, 'metrics') : muted('No metrics recorded.')),
@@ -125,6 +154,7 @@ async function onDelete(v) {
 }
 
 async function refresh() {
+  if ($('.about-form')) return; // not under the feet of someone editing
   const r = await api('GET', registryPaths.model(boot.name));
   // drawn again only when something changed: a focused button keeps its focus
   if (r.ok && JSON.stringify(r.data.versions) !== JSON.stringify(versions)) { versions = r.data.versions; show(); }

@@ -47,7 +47,7 @@ export function parseTags(text) {
 }
 
 /** Tags as "key=value" texts, in key order. */
-export const tagTexts = (tags) => Object.keys(tags || {}).sort().map((k) => (tags[k] === '' ? k : `${k}=${tags[k]}`));
+export const tagTexts = (tags) => Object.keys(tags || {}).sort().map((k) => `${k}=${tags[k]}`);
 
 /** A key as shown while hidden: dots and its last four characters. */
 export const maskKey = (key) => (key ? `${'•'.repeat(8)}${String(key).slice(-4)}` : '');

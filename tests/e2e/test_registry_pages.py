@@ -220,7 +220,7 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     assert sorted(model.versions.values_list("version", flat=True)) == [1, 2]
 
 
-def test_a_version_being_prepared_becomes_downloadable_without_a_reload(page, users):
+def test_a_version_being_prepared_becomes_downloadable_without_a_reload_and_its_tags_are_edited(page, users):
     model = seed_model(users["owner"], versions=(("preparing", ""),))
     page.goto(f"{page.base}/models/digits/")
     page.wait_for_selector("html[data-model-loaded]")
@@ -231,6 +231,21 @@ def test_a_version_being_prepared_becomes_downloadable_without_a_reload(page, us
     ModelVersion.objects.filter(model=model).update(status="ready")  # as a worker's packaging does
     page.wait_for_selector("section.version[data-version='1'] a.download", timeout=15_000)
     assert card.locator(".badge").inner_text() == "ready" and "Preparing the archive" not in card.inner_text()
+
+    # its description and tags are edited in place
+    card.locator("button.edit-about").click()
+    card.locator("textarea.edit-description").fill("the one for production")
+    card.locator("input.edit-tags").fill("data=sklearn, stage")
+    card.locator("button.save-about").click()
+    page.shot("editing-tags")
+    assert card.locator(".about-form .field-error").inner_text() == 'Tag "stage" is not of the form key=value.'
+    card.locator("input.edit-tags").fill("data=sklearn, stage=prod")
+    card.locator("button.save-about").click()
+    page.wait_for_selector("section.version[data-version='1'] .about")
+    assert card.locator(".description").inner_text() == "the one for production"
+    assert card.locator("ul.tags li").all_inner_texts() == ["data=sklearn", "stage=prod"]
+    version = model.versions.get()
+    assert (version.description, version.tags) == ("the one for production", {"data": "sklearn", "stage": "prod"})
 
 
 def test_another_users_models_and_endpoints_are_404(users, stranger_client, owner_client):
