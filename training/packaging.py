@@ -122,7 +122,7 @@ class _replacing:
     """`with _replacing(path) as tmp:` write tmp; it becomes `path` only if the block succeeds."""
 
     def __init__(self, path: Path):
-        self.path, self.tmp = path, path.with_name(f".{path.name}.partial")
+        self.path, self.tmp = path, path.with_name(f".partial-{path.name}")  # same suffix: torch.export.save wants .pt2
 
     def __enter__(self) -> Path:
         return self.tmp

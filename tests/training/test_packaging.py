@@ -197,11 +197,13 @@ def test_without_a_crop_the_program_takes_other_image_sizes(tmp_path):
             assert (program(x) - net(x)).abs().max() <= 1e-4, shape
 
 
-def test_an_onnx_file_from_export_to_onnx_is_kept(tmp_path):
+def test_an_onnx_file_from_export_to_onnx_is_kept(tmp_path, capfd):
     synthetic_model(tmp_path / "r", "resnet18", T.make_recipe([T.step("center_crop", size=32)]))
     (tmp_path / "r" / onnx_model.ONNX_FILE).write_bytes(b"exported before")
     lines = []
+    capfd.readouterr()
     assert packaging.package(tmp_path / "r", log=lines.append)["has_onnx"] is True
+    assert capfd.readouterr().err == ""  # torch logs nothing (it warns of a .pt2 file saved under another name)
     assert (tmp_path / "r" / onnx_model.ONNX_FILE).read_bytes() == b"exported before"
     assert any("kept the model.onnx" in line for line in lines)
     assert json.loads((tmp_path / "r" / onnx_model.PREPROCESSING_FILE).read_text())["example_size"] == [32, 32]
