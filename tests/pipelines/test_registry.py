@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import shutil
+import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,28 @@ def test_a_failed_training_cannot_be_registered(owner_client, trained):
     assert r.status_code == 400
     assert r.json()["error"] == (f"Train PyTorch Model (train) has not completed in run {run.id} (it is failed): "
                                  "only a completed model can be registered")
+
+
+@pytest.mark.production
+def test_a_worker_packages_a_registered_version_for_download_and_endpoints(owner_client, trained, start_worker):
+    """Registering sends the packaging to the workers (a Celery task by name); the version is then
+    ready, and its archive holds the torch.export program and the ONNX graph."""
+    _, run = trained
+    start_worker("packager", concurrency=1)
+    assert register(owner_client, run=run.id, node="train", name="digits").status_code == 201
+    version = wait_for_version("digits", 1)
+    assert (version.status, version.error, version.has_onnx) == ("ready", "", True)
+    r = owner_client.get("/api/models/digits/versions/1/download")
+    assert r.status_code == 200 and r["Content-Disposition"] == 'attachment; filename="digits-1.tar.gz"'
+    with tarfile.open(fileobj=io.BytesIO(b"".join(r.streaming_content)), mode="r:gz") as tar:
+        names = set(tar.getnames())
+    assert {f"digits-1/{n}" for n in ("model.pt", "model.yaml", "model.pt2", "model.onnx", "preprocessing.json",
+                                      "predict.py", "preprocess.py")} <= names, names
+
+
+def wait_for_version(name: str, number: int, timeout: float = 300) -> ModelVersion:
+    deadline = time.monotonic() + timeout
+    while (version := ModelVersion.objects.get(model__name=name, version=number)).status == "preparing":
+        assert time.monotonic() < deadline, "the version is still being packaged"
+        time.sleep(0.2)
+    return version
