@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sdk.errors import ModuleError
+from sdk.errors import ModuleError, prefixed
 from sdk.formats import onnx_model
 from sdk.formats import transformation as recipes
 
@@ -56,6 +56,6 @@ def check_against_torch(model: nn.Module, path: Path, images: torch.Tensor, labe
     # float32 keeps about 7 digits: the tolerance scales with the size of the outputs
     tolerance = TOLERANCE * max(1.0, float(np.abs(expected).max()))
     if difference > tolerance:
-        raise ModuleError(f"{label}: the exported model's outputs differ from PyTorch's by {difference:.2e} "
-                          f"(more than {tolerance:.1e}) on an example input")
+        raise ModuleError(prefixed(label, f"the exported model's outputs differ from PyTorch's by {difference:.2e} "
+                                          f"(more than {tolerance:.1e}) on an example input"))
     return difference
