@@ -27,6 +27,9 @@ def images(content_type: str, body: bytes, max_images: int) -> list[tuple[str, b
         found = multipart(content_type, body)
     elif kind == b"application/json" or kind.endswith(b"+json"):
         found = from_json(body)
+    elif kind == b"application/x-www-form-urlencoded":  # curl -d @file: its line breaks are gone
+        raise RequestError(400, "a form-encoded body cannot carry an image: send files as multipart/form-data "
+                                "(curl -F 'image=@file.png'), or the image itself (curl --data-binary @file.png -H 'Content-Type: image/png')")
     elif body:
         found = [("", body)]
     else:

@@ -98,6 +98,7 @@ def test_bad_requests_are_refused_with_a_reason(serving, endpoint):
         (b"{not json", "application/json", 400, "not valid JSON"),
         (b'{"images": ["***"]}', "application/json", 400, "image 1 of 1: not valid base64"),
         (b'{"pictures": []}', "application/json", 400, '"images"'),
+        (png(), "application/x-www-form-urlencoded", 400, "curl -F 'image=@file.png'"),
         (b"--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nab", "multipart/form-data; boundary=x", 400, "closing boundary"),
     ]
     for body, content_type, expected, words in cases:
@@ -197,3 +198,20 @@ def test_concurrent_requests_share_model_calls_and_a_lone_request_has_one_to_its
         assert status == 200
         got = [answer["predictions"][0]["probabilities"][c] for c in models[0].classes]
         assert np.allclose(got, models[0].torch_probabilities(data), atol=TOLERANCE, rtol=0)
+
+
+def test_a_request_over_the_size_limit_is_refused_before_its_body_is_sent(serving, endpoint):
+    import socket
+
+    declared = 100 * 1024 * 1024
+    with socket.create_connection(("127.0.0.1", serving.port), timeout=30) as s:
+        s.sendall(f"POST /api/endpoints/digits/score HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {endpoint.primary_key}\r\n"
+                  f"Content-Type: image/png\r\nContent-Length: {declared}\r\n\r\n".encode())  # and not one byte of it
+        answer = b""
+        while b"}" not in answer:
+            chunk = s.recv(65536)
+            assert chunk, answer
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413")
+    assert json.loads(body)["error"] == f"the request is 100.0 MB, the limit is {MAX_REQUEST_MB:.1f} MB per request"
