@@ -11,10 +11,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from designer.pipelines.models import Pipeline, Run
+from tests.conftest import TEST_DATA
 from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import node, saved
 from tests.pipes import two_branches
 from tests.production import STATIC_ROOT, Daphne, manage, production_worker
+from tests.serving import helpers as serving_helpers
 
 pytestmark = [
     pytest.mark.production,
@@ -159,3 +161,34 @@ def test_repeated_wrong_passwords_lock_the_sign_in_page_which_says_for_how_long(
     assert page.evaluate("window.__csp") == []
     # the lock-out answers 429, which the browser reports in the console; nothing else may be there
     assert [e for e in page.errors if "status of 429" not in e] == []
+
+
+def test_the_production_recipe_serves_endpoints_from_two_replicas(site, watched, transactional_db, tmp_path):
+    """README's serving command with two replicas on one port, DEBUG off, PostgreSQL: an endpoint's
+    page under the policy shows it healthy on both, and a scoring request with its key is answered."""
+    web, _ = site
+    page = watched
+    owner = get_user_model().objects.create_user("owner", password=PASSWORD)
+    endpoint = serving_helpers.deploy(serving_helpers.register(owner, serving_helpers.Model(tmp_path, seed=1), "pets"), "pets")
+    serving = serving_helpers.Serving(TEST_DATA, replicas=2).wait_up()
+    try:
+        assert len(serving.replicas(endpoint, 2)) == 2
+        page.goto(web.url + "/accounts/login/")
+        page.fill("input[name=username]", "owner")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(web.url + "/")
+        page.goto(f"{web.url}/endpoints/pets/")
+        page.locator("#status-message", has_text="serving version 1 on 2 serving processes").wait_for(timeout=30_000)
+        assert page.inner_text("#endpoint-status") == "healthy"
+        body, content_type = serving_helpers.multipart([("image", "a.png", serving_helpers.png())])
+        status, answer, headers = serving_helpers.request(serving_helpers.score_url(serving, endpoint), body, content_type,
+                                                          key=endpoint.primary_key)
+        assert status == 200 and answer["classes"] == serving_helpers.CLASSES, answer
+        assert serving_helpers.request(serving_helpers.score_url(serving, endpoint), body, content_type, key="wrong")[0] == 401
+        page.locator("#stat-requests", has_text="2").wait_for(timeout=30_000)  # the page reads the figures again
+        assert page.inner_text("#stat-errors") == "1" and page.inner_text("#stat-p50").endswith("ms")
+        page.shot("endpoint")
+        assert page.evaluate("window.__csp") == [] and page.errors == []
+    finally:
+        serving.stop()
