@@ -224,8 +224,8 @@ def delete_version(version: ModelVersion) -> None:
 
 
 def bind(owner, doc: dict) -> dict:
-    """Point every Registered model node at its owner's version folder (the latest version when
-    none is given: the run records which); PipelineInvalid for any other name or version."""
+    """Point every Registered model node at its owner's version folder (with no version given, the
+    latest ready one: the run records which); PipelineInvalid for any other name or version."""
     problems = []
     for node in doc.get("nodes", []):
         if node.get("kind") != REGISTERED_MODEL_KIND:
@@ -234,7 +234,9 @@ def bind(owner, doc: dict) -> dict:
         params.pop("stored_folder", None)  # only ever set here
         name, number = params.get("model"), params.get("version")
         versions = ModelVersion.objects.filter(model__owner=owner, model__name=name or "").order_by("-version")
-        found = versions.filter(version=number).first() if number is not None else versions.first()
+        # no number: the latest ready version (else the latest: one being packaged has its model already)
+        found = (versions.filter(version=number).first() if number is not None
+                 else versions.filter(status=st.READY).first() or versions.first())
         if found is None:
             what = ("no model chosen" if not name else f"you have no registered model {name!r}" if not versions.exists()
                     else f"model {name!r} has no version {number}")
