@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from designer.pipelines import artifacts, registry
-from designer.pipelines.models import ModelVersion
+from designer.engine.graph import PipelineInvalid
+from designer.pipelines import artifacts, registry, runs
+from designer.pipelines.models import ModelVersion, RegisteredModel
 from tests.pipelines.registry_helpers import EPOCHS, add_digits, digits_doc, run_inline
+from tests.pipes import pipeline
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -135,3 +137,27 @@ def wait_for_version(name: str, number: int, timeout: float = 300) -> ModelVersi
         assert time.monotonic() < deadline, "the version is still being packaged"
         time.sleep(0.2)
     return version
+
+
+def test_a_registered_model_node_binds_only_its_owners_versions_at_submit(users):
+    mine = RegisteredModel.objects.create(owner=users["owner"], name="digits")
+    for number, status in ((1, "ready"), (2, "ready"), (3, "preparing")):
+        ModelVersion.objects.create(model=mine, version=number, status=status,
+                                    folder=f"models/{users['owner'].id}/{mine.id}/{number}")
+    theirs = RegisteredModel.objects.create(owner=users["stranger"], name="secret")
+    ModelVersion.objects.create(model=theirs, version=1, status="ready", folder=f"models/{users['stranger'].id}/{theirs.id}/1")
+
+    def bound(**params):
+        doc = pipeline([{"id": "m", "kind": "registered_model", "parameters": params}], [])
+        return registry.bind(users["owner"], doc)["nodes"][0]["parameters"]
+
+    latest = bound(model="digits", stored_folder="/etc")
+    assert latest["version"] == 2 and latest["stored_folder"].endswith(f"models/{users['owner'].id}/{mine.id}/2")
+    assert bound(model="digits", version=3)["stored_folder"].endswith("/3")
+    for params, message, param in (({"model": "secret"}, "you have no registered model 'secret'", "model"),
+                                   ({"model": "digits", "version": 7}, "model 'digits' has no version 7", "version"),
+                                   ({}, "no model chosen", "model")):
+        with pytest.raises(PipelineInvalid) as e:
+            runs.submit(users["owner"], pipeline([{"id": "m", "kind": "registered_model", "parameters": params}], []))
+        problem = e.value.problems[0]
+        assert (problem.message, problem.node, problem.param) == (f"Registered model: {message}", "m", param)
