@@ -183,3 +183,9 @@ def test_weights_that_do_not_fit_the_trained_model_are_named(tmp_path):
     with pytest.raises(InvalidModelDirectoryError, match=r"the weights of the trained model \(.*model.pt\) do not load "
                                                          r"into resnet18 with 3 classes: .*size mismatch"):
         finetune.start_model(model_format.read_info(tmp_path), ["x", "y"], tmp_path)
+
+
+def test_freezing_a_backbone_of_random_weights_says_it_learns_little():
+    spec = {"family": "resnet", "model_name": "resnet18", "pretrained": False, "weights": None, "kwargs": {}}
+    line = finetune.freeze_backbone(models.build_model(spec, 2), spec)
+    assert "1,026 of 11,177,538 parameters" in line and "random weights here" in line
