@@ -59,11 +59,17 @@ def start_model(spec: dict, classes: list[str], model_dir: Path) -> tuple[nn.Mod
                  f"({class_text(classes)}), from random weights; the rest of the model starts from the trained weights")
 
 
-def fine_tuned_from(spec: dict) -> dict | None:
-    """What model.yaml records of the trained model a training started from (None: it did not)."""
+# what the _meta.yaml of a Registered model's output (modules/registered_model.py) says of its origin
+REGISTERED = ("registered_model", "registered_version")
+
+
+def fine_tuned_from(spec: dict, meta: dict | None = None) -> dict | None:
+    """What model.yaml records of the trained model a training started from (None: it did not):
+    its architecture and classes, and its registered name and version when it came from the registry."""
     if not spec.get("classes"):
         return None
-    return {"model_name": spec["model_name"], "classes": [str(c) for c in spec["classes"]]}
+    registered = {k: meta[k] for k in REGISTERED if (meta or {}).get(k) is not None}
+    return {"model_name": spec["model_name"], "classes": [str(c) for c in spec["classes"]], **registered}
 
 
 def freeze_backbone(model: nn.Module, spec: dict) -> str:

@@ -184,7 +184,6 @@ class _Run:
     def __init__(self, args, spec: dict, data, device, reporter: Reporter):
         self.args, self.device, self.reporter = args, device, reporter
         self.train_set, self.val_set, self.train_sampler, val_sampler, self.classes, self.recipe = data
-        self.spec = spec
         self.model, self.model_without_ddp = _build_model(args, spec, self.classes, device, reporter)
         set_seed(args.seed + args.rank)  # augmentations differ per rank
         self.train_loader = torch.utils.data.DataLoader(
@@ -243,8 +242,7 @@ class _Run:
             raise TrainingDivergedError(f"the validation loss was never a number (NaN); "
                                         f"lower the Learning rate (now {self.args.lr:g})")
         best = next(h for h in self.history if h["epoch"] == keeper.best_epoch)
-        start = finetune.fine_tuned_from(self.spec)
-        return {**({"fine_tuned_from": start} if start else {}), "classes": self.classes, "transforms": inference_recipe(self.recipe),
+        return {"classes": self.classes, "transforms": inference_recipe(self.recipe),
                 "normalize": [list(v) for v in IMAGENET_NORMALIZE], "best_epoch": keeper.best_epoch,
                 "epochs_run": self.history[-1]["epoch"], "validation_loss": best["validation_loss"],
                 "validation_top1_accuracy": best["validation_top1_accuracy"], "history": self.history}
@@ -272,7 +270,8 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    spec = model_format.read_start(artifact(args.model_dir), "", "Untrained model")
+    start = artifact(args.model_dir)
+    spec = model_format.read_start(start, "", "Untrained model")
     data = load_data(args)
     train_set, val_set, _, _, classes, _ = data
     reporter.log(f"{len(train_set)} training and {len(val_set)} validation images, {len(classes)} classes; "
@@ -290,7 +289,8 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
             reporter.log(f"early terminated after epoch {epoch} of {args.epochs}: the sweep's policy stopped this "
                          f"trial (keeping the best epoch so far, {run.keeper.best_epoch})")
             break
-    info = run.summary()
+    origin = finetune.fine_tuned_from(spec, start.meta)
+    info = {**({"fine_tuned_from": origin} if origin else {}), **run.summary()}
     if dist_utils.is_main_process():
         models.write_trained(output_dir, spec, run.keeper.best_state, info)
     reporter.log(f"kept the weights of epoch {info['best_epoch']} (validation loss {info['validation_loss']:.4f}, "

@@ -10,6 +10,7 @@ import pytest
 import torch
 import yaml
 
+from modules.registered_model import RegisteredModel
 from modules.train_pytorch_model import TrainPyTorchModel, training_argv
 from sdk.errors import InvalidModelDirectoryError
 from sdk.formats import model as model_format
@@ -189,3 +190,17 @@ def test_freezing_a_backbone_of_random_weights_says_it_learns_little():
     spec = {"family": "resnet", "model_name": "resnet18", "pretrained": False, "weights": None, "kwargs": {}}
     line = finetune.freeze_backbone(models.build_model(spec, 2), spec)
     assert "1,026 of 11,177,538 parameters" in line and "random weights here" in line
+
+
+def test_a_registered_model_is_fine_tuned_and_the_new_model_says_which_version_it_started_from(tmp_path, data, base):
+    trained, weights = base
+    # the server fills in Stored folder at submit (designer/pipelines/registry.py); here: the base model's folder
+    registered, _ = run(RegisteredModel, tmp_path / "registered", {"model": "digits", "version": 2,
+                                                                   "stored_folder": str(trained.path)})
+    out, events = run(TrainPyTorchModel, tmp_path / "ft", {**FAST, "epochs": 1}, untrained_model=registered["trained_model"],
+                      **data["new"])
+    assert "the classifier head (fc) is replaced for 3 classes (5, 6, 7)" in log_of(events)
+    assert spec_of(out["trained_model"])["fine_tuned_from"] == {
+        "model_name": "resnet18", "classes": ["0", "1", "2", "3", "4"], "registered_model": "digits", "registered_version": 2}
+    kept = torch.load(model_format.weights(out["trained_model"].path), weights_only=True)
+    assert kept["fc.weight"].shape == (3, 512)
