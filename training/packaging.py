@@ -141,7 +141,10 @@ def _copy(source: Path, target: Path) -> None:
 
 def readme(info: dict, preprocessing: dict, input_size) -> str:
     classes = ", ".join(map(str, info["classes"]))
-    size = f"{input_size[0]} x {input_size[1]}" if input_size else "H x W (free: the transform keeps the aspect ratio)"
+    size = (f"{input_size[0]} x {input_size[1]}" if input_size else
+            "H x W (the transform does not fix the size: model.onnx takes any, model.pt2 the sizes torch.export allowed)")
+    normalize = preprocessing["normalize"]
+    normalised = f"normalised with mean {normalize[0]} and std {normalize[1]}" if normalize else "not normalised"
     steps = ", ".join(s["op"] for s in recipes.active_steps(preprocessing["transforms"], recipes.INFERENCE)) or "none"
     return f"""{info['model_name']} image classifier, {len(info['classes'])} classes: {classes}
 
@@ -162,9 +165,9 @@ With ONNX Runtime instead of torch (numpy and Pillow too):
     session = onnxruntime.InferenceSession("model.onnx", providers=["CPUExecutionProvider"])
     logits = session.run(["logits"], {{"image": prepare.batch([...])}})[0]   # then a softmax over axis 1
 
-The input is N x 3 x {size} float32: the image as RGB (load_image converts grayscale, transparent
-and 16-bit images as the training images were converted), then the inference transform ({steps}),
-scaled to [0, 1] and normalised with {preprocessing['normalize']} (mean, std).
+Input: float32, N x 3 x {size}.
+Each image as RGB (load_image converts grayscale, transparent and 16-bit images as the training
+images were converted), then the inference transform ({steps}), scaled to [0, 1] and {normalised}.
 
 Files: model.pt2 (torch.export), model.onnx, preprocessing.json, preprocess.py, predict.py;
 model.pt (state_dict) and model.yaml are the designer's own copy (torchvision {info['model_name']}).
