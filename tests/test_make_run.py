@@ -1,0 +1,81 @@
+"""`make run` on embedded defaults starts the web app, a worker and the scoring endpoints' serving
+process, prints the URL, and Ctrl-C (the terminal's SIGINT to its process group) stops all three."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from tests.conftest import ROOT
+from tests.servers import free_port
+
+
+def answer(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def wait(check, what: str, proc, timeout: float = 180):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"make run exited ({proc.returncode}) before {what}"
+        try:
+            if result := check():
+                return result
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"make run: no {what} in {timeout} s")
+
+
+def test_make_run_starts_the_web_app_a_worker_and_the_serving_process(tmp_path):
+    port, serving_port = free_port(), free_port()
+    env = {**{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CHANNEL_LAYER_URL",
+                                                               "ARTIFACT_ROOT", "DJANGO_SETTINGS_MODULE", "SECRET_KEY")},
+           "DESIGNER_DATA_DIR": str(tmp_path / "var"), "DESIGNER_EXTRA_MODULES": ""}
+    log = tmp_path / "make-run.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(["make", "--no-print-directory", "run", f"PORT={port}", f"SERVING_PORT={serving_port}"],
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait(lambda: f"Pipeline Designer: http://127.0.0.1:{port}/" in log.read_text(), "URL printed", proc)
+        status, _ = wait(lambda: answer(f"http://127.0.0.1:{port}/accounts/login/"), "web app", proc)
+        assert status == 200
+        status, body = wait(lambda: answer(f"http://127.0.0.1:{serving_port}/healthz"), "serving process", proc)
+        assert status == 200 and json.loads(body)["endpoints"] == {}
+        status, body = answer(f"http://127.0.0.1:{port}/api/endpoints/x/score")  # GET: not the web app's to answer
+        assert status == 405
+        assert "sign in as admin" in log.read_text()
+        # the worker registered itself: the web app lists it (the embedded broker, SQLite)
+        wait(lambda: b"local@" in subprocess.run(
+            [str(ROOT / ".venv/bin/python"), "-c", "import django,os;django.setup();from designer.pipelines.models import Worker;"
+             "print([w.hostname for w in Worker.objects.filter(stopped_at__isnull=True)])"],
+            cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": "designer.settings"}, capture_output=True).stdout, "worker", proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    # nothing is left listening on either port (the processes may take a moment to end)
+    for p in (port, serving_port):
+        deadline = time.monotonic() + 30
+        while listening(p):
+            assert time.monotonic() < deadline, f"port {p} still answers 30 s after Ctrl-C"
+            time.sleep(0.2)
+
+
+def listening(port: int) -> bool:
+    try:
+        answer(f"http://127.0.0.1:{port}/")
+        return True
+    except OSError:
+        return False
