@@ -298,13 +298,17 @@ def _pad(pixels: np.ndarray, ltrb: tuple[int, int, int, int], fill: np.ndarray) 
 
 def _grayscale(pixels: np.ndarray) -> np.ndarray:
     """torchvision's rgb_to_grayscale on uint8: float32 r * 0.2989, then two fused multiply-adds
-    (g * 0.587, b * 0.114; exact in float64, rounded once to float32), truncated to uint8."""
+    (g * 0.587, b * 0.114; exact in float64, rounded once to float32), truncated to uint8.
+    A band of rows at a time: float64 copies of a whole 40-megapixel image would take gigabytes."""
     c1, c2, c3 = (float(np.float32(c)) for c in (0.2989, 0.587, 0.114))
-    r, g, b = (pixels[:, :, i].astype(np.float64) for i in range(3))
-    level = (r * c1).astype(np.float32).astype(np.float64)
-    level = (level + g * c2).astype(np.float32).astype(np.float64)
-    level = (level + b * c3).astype(np.float32).astype(np.uint8)
-    return np.repeat(level[:, :, None], 3, axis=2)
+    out = np.empty(pixels.shape[:2], dtype=np.uint8)
+    for top in range(0, pixels.shape[0], _BAND):
+        r, g, b = (pixels[top:top + _BAND, :, i].astype(np.float64) for i in range(3))
+        level = (r * c1).astype(np.float32).astype(np.float64)
+        level = (level + g * c2).astype(np.float32).astype(np.float64)
+        out[top:top + _BAND] = (level + b * c3).astype(np.float32).astype(np.uint8)
+    return np.repeat(out[:, :, None], 3, axis=2)
 
 
+_BAND = 256
 _APPLY = {"resize": _resize, "center_crop": _center_crop, "pad": _pad, "grayscale": _grayscale}
