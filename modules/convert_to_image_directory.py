@@ -46,6 +46,7 @@ from sdk.declarations import ImageDirectory, Int, Module, Port, UploadedFile
 from sdk.errors import InvalidDatasetError
 from sdk.formats import image_directory as imagedir
 from sdk.layout import META_FILE
+from sdk.preprocess import to_rgb  # one owner of how an image becomes RGB: training's images and the endpoints'
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm"}
 ZIP_SUFFIXES = (".zip",)
@@ -332,7 +333,7 @@ def to_rgb_file(source: Path, stem: Path) -> Path:
             img.load()
             fmt, mode = img.format, img.mode
             keep = fmt == "JPEG" and mode == "RGB" and img.getexif().get(0x0112, 1) == 1
-            rgb = None if keep else _rgb(ImageOps.exif_transpose(img))
+            rgb = None if keep else to_rgb(ImageOps.exif_transpose(img))
     target = stem.with_name(stem.name + (".jpg" if keep else ".png"))
     target.parent.mkdir(parents=True, exist_ok=True)
     if keep:
@@ -340,22 +341,6 @@ def to_rgb_file(source: Path, stem: Path) -> Path:
     else:
         rgb.save(target, "PNG")
     return target
-
-
-def _rgb(img):
-    import numpy as np
-    from PIL import Image
-
-    if img.mode.startswith("I") or img.mode == "F":
-        # 16-bit (Pillow: I;16*, or I for PNG): the full 16-bit range maps onto 0..255
-        arr = np.asarray(img, dtype=np.float32)  # exact for 16-bit values; half the memory of float64
-        scale = 1.0 if img.mode == "F" else 257.0
-        img = Image.fromarray(np.clip(np.rint(arr / scale), 0, 255).astype(np.uint8), mode="L")
-    if img.mode in ("RGBA", "LA", "PA", "RGBa", "La") or (img.mode == "P" and "transparency" in img.info):
-        rgba = img.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return Image.alpha_composite(background, rgba).convert("RGB")
-    return img.convert("RGB")
 
 
 def _suffix(name: str) -> str:
