@@ -3,6 +3,9 @@ resnet18 exported to ONNX: the same probabilities as ONNX Runtime and torch, mul
 images converted as training did, and every bad request refused with a status and a reason."""
 import base64
 import json
+import socket
+import threading
+from pathlib import Path
 
 import numpy as np
 import onnxruntime
@@ -152,8 +155,6 @@ def test_a_version_not_ready_answers_503_until_it_is(serving, transactional_db, 
 
 @pytest.mark.parametrize("broken", ["missing", "corrupt"])
 def test_a_version_that_cannot_be_loaded_is_reported_by_the_replica(serving, transactional_db, users, models, settings, broken):
-    from pathlib import Path
-
     version = register(users["owner"], models[0], f"broken-{broken}")
     onnx = Path(settings.ARTIFACT_ROOT) / version.folder / onnx_model.ONNX_FILE
     onnx.unlink() if broken == "missing" else onnx.write_bytes(b"not a graph")
@@ -167,8 +168,6 @@ def test_a_version_that_cannot_be_loaded_is_reported_by_the_replica(serving, tra
 
 
 def test_concurrent_requests_share_model_calls_and_a_lone_request_has_one_to_itself(serving, endpoint, models):
-    import threading
-
     url, key = score_url(serving, endpoint), endpoint.primary_key
     images = [png(seed=30 + i) for i in range(16)]
 
@@ -201,8 +200,6 @@ def test_concurrent_requests_share_model_calls_and_a_lone_request_has_one_to_its
 
 
 def test_a_request_over_the_size_limit_is_refused_before_its_body_is_sent(serving, endpoint):
-    import socket
-
     declared = 100 * 1024 * 1024
     with socket.create_connection(("127.0.0.1", serving.port), timeout=30) as s:
         s.sendall(f"POST /api/endpoints/digits/score HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {endpoint.primary_key}\r\n"
@@ -215,3 +212,16 @@ def test_a_request_over_the_size_limit_is_refused_before_its_body_is_sent(servin
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413")
     assert json.loads(body)["error"] == f"the request is 100.0 MB, the limit is {MAX_REQUEST_MB:.1f} MB per request"
+
+
+def test_a_switch_to_a_version_that_cannot_be_loaded_keeps_the_old_one_answering(serving, endpoint, models, settings):
+    v2 = register(endpoint.owner, models[1], "digits", number=2, registered=endpoint.version.model)
+    (Path(settings.ARTIFACT_ROOT) / v2.folder / onnx_model.ONNX_FILE).write_bytes(b"not a graph")
+    Endpoint.objects.filter(pk=endpoint.pk).update(version=v2, revision=F("revision") + 1)
+    health = {}
+    while not health.get("error"):
+        health = serving.health()["endpoints"]["digits"]
+    assert "version 2 of digits could not be loaded" in health["error"]
+    assert health["version"] == endpoint.version_id and health["revision"] == endpoint.revision  # still version 1's
+    status, answer, _ = request(score_url(serving, endpoint), png(seed=40), "image/png", key=endpoint.primary_key)
+    assert status == 200 and answer["version"] == 1, answer
