@@ -38,8 +38,12 @@ run: export SERVING_PORT := $(SERVING_PORT)
 run: deps
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py ensure_admin
-	@trap 'kill 0' EXIT; \
-	$(PY) -m celery -A designer.celery worker -l warning -c 2 -n local@%h & \
+	@# the worker runs in a session of its own, so that Ctrl-C and `kill 0` never reach its pool's
+	@# processes: killed from outside, one may die holding the pool's queue lock, and the worker then
+	@# hangs for good in its exit; on exit it gets a cold shutdown (QUIT), then anything left is killed
+	@setsid $(PY) -m celery -A designer.celery worker -l warning -c 2 -n local@%h & worker=$$!; \
+	trap 'kill -QUIT $$worker 2>/dev/null; for i in $$(seq 100); do kill -0 $$worker 2>/dev/null || break; sleep 0.1; done; \
+	      kill -KILL -- -$$worker 2>/dev/null; kill 0' EXIT; \
 	$(PY) -m designer.serving --host $(HOST) --port $(SERVING_PORT) & \
 	echo "Pipeline Designer: http://$(HOST):$(PORT)/  (Ctrl-C stops the web app, the worker and the scoring endpoints)"; \
 	$(PY) manage.py runserver $(HOST):$(PORT) --noreload

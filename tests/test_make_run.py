@@ -1,5 +1,6 @@
 """`make run` on embedded defaults starts the web app, a worker and the scoring endpoints' serving
-process, prints the URL, and Ctrl-C (the terminal's SIGINT to its process group) stops all three."""
+process, prints the URL, and Ctrl-C (the terminal's SIGINT to its process group) stops all three,
+leaving no process behind."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from tests.conftest import ROOT
 from tests.servers import free_port
@@ -65,12 +67,29 @@ def test_make_run_starts_the_web_app_a_worker_and_the_serving_process(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    # nothing is left listening on either port (the processes may take a moment to end)
+    # nothing is left: no port answers, no process of this data folder runs (the worker and its
+    # pool's processes included: they once hung for good in the worker's exit)
     for p in (port, serving_port):
         deadline = time.monotonic() + 30
         while listening(p):
             assert time.monotonic() < deadline, f"port {p} still answers 30 s after Ctrl-C"
             time.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while left := processes_of(env["DESIGNER_DATA_DIR"]):
+        assert time.monotonic() < deadline, f"still running 30 s after Ctrl-C: {left}"
+        time.sleep(0.2)
+
+
+def processes_of(data_dir: str) -> list[str]:
+    """Command lines of the processes started with DESIGNER_DATA_DIR=data_dir."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if f"DESIGNER_DATA_DIR={data_dir}".encode() in (proc / "environ").read_bytes().split(b"\0"):
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:  # gone meanwhile, or not ours to read
+            pass
+    return found
 
 
 def listening(port: int) -> bool:
