@@ -232,6 +232,13 @@ REQUEST_MAX_BODY_BYTES = int(REQUEST_MAX_BODY_MB * 1024 * 1024)
 ANONYMOUS_MAX_BODY_KB = env_float("ANONYMOUS_MAX_BODY_KB", 64, minimum=1)
 ANONYMOUS_MAX_BODY_BYTES = int(ANONYMOUS_MAX_BODY_KB * 1024)
 EXTRA_MODULE_PACKAGES = tuple(p for p in env_str("DESIGNER_EXTRA_MODULES", "").split(",") if p)
+# component files (component.yaml with its code folder) every user's palette offers: folders
+# separated by ':', searched recursively; empty: none. A bad file stops start-up, naming it.
+COMPONENT_DIRS = tuple(Path(p) for p in env_str("DESIGNER_COMPONENT_DIRS", str(BASE_DIR / "examples" / "components"))
+                       .split(os.pathsep) if p)
+# an uploaded component (an archive, or the files of a folder): larger ones are refused (413)
+COMPONENT_MAX_UPLOAD_MB = env_float("COMPONENT_MAX_UPLOAD_MB", 100, minimum=1)
+COMPONENT_MAX_UPLOAD_BYTES = int(COMPONENT_MAX_UPLOAD_MB * 1024 * 1024)
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
 LOST_AFTER_SECONDS = env_float("LOST_AFTER_SECONDS", 30.0, minimum=1)

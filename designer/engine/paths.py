@@ -12,6 +12,7 @@ Layout (ARTIFACT_ROOT):
     <run id>/<node id>/logs/<log file>        its logs
     datasets/<owner id>/<upload folder>/<file name>   uploaded datasets
     models/<owner id>/<model id>/<version>/...         registered model versions (immutable copies)
+    components/<owner id>/<component id>/...           uploaded components (immutable copies)
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ LOG_DIR = layout.LOG_DIR
 LOG_FILE = layout.DRIVER_LOG
 DATASETS_DIR = "datasets"
 MODELS_DIR = "models"
+COMPONENTS_DIR = "components"
 MAX_FILENAME_CHARS = 150  # well under the 255 bytes most file systems allow, with a UTF-8 margin
 
 _ID = re.compile(ID_PATTERN)
@@ -142,3 +144,19 @@ def model_version_dir(artifact_root, owner_id: int, model_id: int, version: int)
 def model_version_folder(artifact_root, stored: str) -> Path:
     """A stored version folder (relative to the artifact root), only if it is under models/."""
     return inside(inside(artifact_root, MODELS_DIR), Path(artifact_root, stored))
+
+
+# ---------------------------------------------------------------- uploaded components
+
+
+def component_dir(artifact_root, owner_id: int, component_id: int) -> Path:
+    """The folder of one uploaded component version (ids only: a kind never names a folder)."""
+    numbers = [owner_id, component_id]
+    if any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+        raise OutsideFolder(f"component folder {numbers!r}: not whole numbers")
+    return inside(artifact_root, COMPONENTS_DIR, *(str(n) for n in numbers))
+
+
+def component_folder(artifact_root, stored: str) -> Path:
+    """A stored component folder (relative to the artifact root), only if it is under components/."""
+    return inside(inside(artifact_root, COMPONENTS_DIR), Path(artifact_root, stored))

@@ -388,3 +388,6 @@ class EndpointError(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
+
+
+from designer.pipelines.component_models import Component  # noqa: E402,F401 - one of this app's models
