@@ -267,6 +267,10 @@ class Module:
     distributed: bool = False  # offers Run settings (node count, process count per node)
     # the names it passes to ctx.metric(): what a sweep may optimise (primary_metric_name)
     metrics: tuple[str, ...] = ()
+    timeout_setting: bool = False  # offers the run setting "Timeout (seconds)" (timeout_seconds; 0: no limit)
+    # a module declared in a component file: its sdk.component.ComponentSpec, and where it came from
+    component = None
+    component_origin: str = ""
 
     def run(self, ctx, **inputs):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -291,8 +295,14 @@ class Module:
         return {p.name: p.normalise(given.get(p.name, p.default)) for p in cls.params}
 
     @classmethod
+    def code_digest(cls) -> str:
+        """The digest of a component's file and code (its outputs are not reused once they change);
+        "" for a built-in module, whose `version` says when its outputs change."""
+        return cls.component.digest() if cls.component is not None else ""
+
+    @classmethod
     def describe(cls) -> dict:
-        return {
+        d = {
             "kind": cls.kind,
             "label": cls.label,
             "category": cls.category,
@@ -303,4 +313,9 @@ class Module:
             "params": [p.describe() for p in cls.params],
             "distributed": cls.distributed,
             "metrics": list(cls.metrics),
+            "timeout_setting": cls.timeout_setting,
         }
+        if cls.component is not None:
+            d["component"] = {"origin": cls.component_origin, "command": cls.component.command,
+                              "digest": cls.code_digest()}
+        return d

@@ -1,0 +1,104 @@
+"""The module of a component file (sdk/component.py): its declaration comes from the file, and
+its run() runs the file's command on the worker, in a copy of the code in the node's folder.
+
+    <node dir>/code/          a fresh copy of the component's code folder: the command's working folder
+    <node dir>/work/          the metrics file and stop file the script's sdk helpers use
+    <node dir>/<output>/      each output's folder (the command writes there; nothing: EmptyOutput)
+    <node dir>/logs/70_driver_log.txt    the command's stdout and stderr (one per rank when distributed)
+
+One process: training.command runs it as a child process. Node count x Process count per node
+above 1: every process of the job runs `python -m training.command --cwd <code> -- <argv>`,
+started by the designer's workers as for Train PyTorch Model. Not a module file of its own (its
+name starts with `_`): modules/registry.py makes one class per component file.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import sys
+
+import yaml
+
+from sdk import component as component_file
+from sdk.component import ComponentSpec
+from sdk.context import DistributedJob
+from sdk.declarations import Module
+from sdk.errors import EmptyOutput, ModuleError
+from sdk.formats import metrics
+from sdk.layout import META_FILE
+
+CODE_DIR = "code"
+WORK_DIR = "work"
+STOP_FILE = "STOP"
+
+
+class CommandComponent(Module):
+    """A module declared in a component file: runs its command."""
+
+    component: ComponentSpec | None = None
+    timeout_setting = True
+
+    def run(self, ctx, /, **inputs):  # positional ctx: an input may be named anything, "ctx" too
+        spec = self.component
+        code = component_file.copy_code(spec, ctx.node_dir / CODE_DIR)
+        work = ctx.node_dir / WORK_DIR
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        outputs = {p.name: ctx.output_dir(p.name) for p in spec.outputs}
+        folders = {p.name: None if inputs.get(p.name) is None else str(inputs[p.name].path) for p in spec.inputs}
+        argv = component_file.render(spec, folders, ctx.params, {k: str(v) for k, v in outputs.items()},
+                                     python=sys.executable)
+        metrics_file, stop_file = work / metrics.METRICS_FILE, work / STOP_FILE
+        timeout = ctx.run_settings.get("timeout_seconds", 0) or 0
+        ctx.log(f"runs {shlex.join(argv)}\nin {code}"
+                + (f" ({ctx.world_size} processes)" if ctx.world_size > 1 else "")
+                + (f", timeout {timeout} s" if timeout else ""))
+        from training import command
+
+        if ctx.world_size == 1:
+            command.run(argv, code, ctx.log_path, env=command.job_env(metrics_file, stop_file), timeout=timeout,
+                        check_cancelled=ctx.check_cancelled, stop_requested=ctx.stop_requested, stop_file=stop_file,
+                        metrics_file=metrics_file, on_metric=ctx.metric, label=spec.label)
+        else:
+            ctx.launch_distributed(DistributedJob(
+                "training.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
+                env=command.job_env(metrics_file, stop_file), timeout=timeout))
+        for port in spec.outputs:
+            _check_output(ctx, spec, port, outputs[port.name])
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _check_output(ctx, spec: ComponentSpec, port, folder) -> None:
+    """An output left empty is the script's mistake, named; its own _meta.yaml fields are kept."""
+    meta_file = folder / META_FILE
+    if not any(f.is_file() for f in folder.rglob("*") if f != meta_file):
+        raise EmptyOutput(f"{spec.label}: output '{port.label}' is empty: the command wrote nothing to "
+                          f"{{outputs.{port.name}}}")
+    if meta_file.is_file():
+        try:
+            fields = yaml.safe_load(meta_file.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            raise ModuleError(f"{spec.label}: output '{port.label}': the {META_FILE} the command wrote is not "
+                              f"YAML: {e}") from None
+        if fields is None:
+            return
+        if not isinstance(fields, dict):
+            raise ModuleError(f"{spec.label}: output '{port.label}': the {META_FILE} the command wrote is not a "
+                              f"mapping of fields")
+        ctx.set_meta(port.name, **{str(k): v for k, v in fields.items() if str(k) != "type"})
+
+
+def _class_name(kind: str) -> str:
+    return "".join(part.title() for part in re.split(r"_+", kind) if part) + "Component"
+
+
+def component_module(spec: ComponentSpec, origin: str = "") -> type[CommandComponent]:
+    """The module type of a component file: a CommandComponent with the file's declarations.
+    `origin`: where it comes from, as the catalogue shows it (a settings folder, "uploaded")."""
+    return type(_class_name(spec.kind), (CommandComponent,), {
+        "__module__": __name__, "__doc__": spec.description or None, "kind": spec.kind, "label": spec.label,
+        "category": spec.category, "version": spec.version, "description": spec.description,
+        "inputs": list(spec.inputs), "outputs": list(spec.outputs), "params": list(spec.params),
+        "distributed": spec.distributed, "metrics": tuple(spec.metrics), "component": spec,
+        "component_origin": origin, "timeout_setting": True})

@@ -1,0 +1,345 @@
+"""A component file: a module declared in YAML, whose command runs the user's own code.
+
+    my_component/
+        component.yaml          what `load()` reads (the fields below)
+        pytorch_train.py        its code: the folder `code` names (default: the file's folder)
+
+    kind: pytorch_train            # stable id stored in pipeline JSON: ^[a-z][a-z0-9_]{0,63}$
+    label: PyTorch Train (script)  # palette name
+    category: My components        # default "Custom components"
+    version: 1                     # positive whole number; a new version keeps the old one
+    description: ...
+    distributed: true              # offers Run settings (node count x process count per node)
+    code: .                        # folder of the code, relative to this file, inside its folder
+    command: >-
+      python pytorch_train.py --data {inputs.training_data} --num_epochs {params.num_epochs}
+      --output_dir {outputs.model} $[[--val {inputs.validation_data}]]
+    inputs:                        # name: {type, label, optional, help} (or name: <type>)
+      training_data: {type: ImageDirectory, label: Training data}
+    outputs:                       # name: {type, label, help}
+      model: {type: ModelDirectory, label: Model}
+    params:                        # name: {type: int|float|bool|choice|string, default, help, ...}
+      num_epochs: {type: int, default: 5, min: 1, max: 1000}
+    metrics: [training_loss]       # the names a sweep may optimise
+
+`{inputs.x}`, `{params.x}` and `{outputs.x}` (also Azure's `${{inputs.x}}`) are replaced by an
+input's folder, a parameter's value and an output's folder; `$[[ ... ]]` (Azure's optional group)
+is dropped when an optional input inside it is not connected. `python` or `python3` as the first
+word is the worker's own interpreter. Every problem of a file is refused with ComponentError,
+naming the file, the field and the reason. Imports nothing of the project but the SDK.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from sdk.component_fields import ComponentError, Problems, parse_params, parse_ports, text_field
+from sdk.declarations import Param, Port
+
+__all__ = ["FILE_NAME", "ComponentError", "ComponentSpec", "load", "render", "digest", "copy_code", "find"]
+
+FILE_NAME = "component.yaml"
+DEFAULT_CATEGORY = "Custom components"
+KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+FIELDS = ("kind", "label", "category", "version", "description", "distributed", "code", "command", "inputs",
+          "outputs", "params", "metrics")
+REQUIRED = ("kind", "label", "command")
+GROUPS = ("inputs", "params", "outputs")
+PYTHON_WORDS = ("python", "python3")
+# not code: left out of the digest and of the copy a node runs
+IGNORED = ("__pycache__", ".git", "*.pyc")
+
+_OPTIONAL_GROUP = re.compile(r"\$\[\[(.*?)\]\]", re.S)
+_PLACEHOLDER = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\.\s*(\w+)\s*\}\}|\{([A-Za-z_]\w*)\.(\w+)\}")
+
+
+@dataclass(eq=False)
+class ComponentSpec:
+    """What a component file declares (load() checked all of it)."""
+
+    file: Path
+    folder: Path
+    kind: str
+    label: str
+    category: str
+    version: int
+    description: str
+    inputs: list[Port]
+    outputs: list[Port]
+    params: list[Param]
+    distributed: bool
+    code: Path
+    command: str
+    metrics: tuple[str, ...] = field(default=())
+
+    def digest(self) -> str:
+        return digest(self)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load(path) -> ComponentSpec:
+    """The component of a component.yaml; ComponentError naming the file, field and reason of
+    every problem found (the first one in the message's first line)."""
+    file = Path(path).absolute()
+    data = _read(file)
+    problems = Problems(file)
+    for key in data:
+        if key not in FIELDS:
+            problems.add(str(key), f"unknown field (the fields are: {', '.join(FIELDS)})")
+    for key in REQUIRED:
+        if data.get(key) is None:
+            problems.add(key, "missing")
+    kind = text_field(problems, data, "kind", "")
+    if kind and not KIND_PATTERN.fullmatch(kind):
+        problems.add("kind", f"{kind!r} is not a kind: 1 to 64 lowercase letters, digits or '_', starting with a letter")
+    inputs = parse_ports(problems, data, "inputs", may_be_optional=True)
+    outputs = parse_ports(problems, data, "outputs", may_be_optional=False)
+    params = parse_params(problems, data)
+    _check_unique_names(problems, inputs, outputs, params)
+    spec = ComponentSpec(
+        file=file, folder=file.parent, kind=kind, label=text_field(problems, data, "label", "").strip(),
+        category=text_field(problems, data, "category", DEFAULT_CATEGORY).strip() or DEFAULT_CATEGORY,
+        version=_version(problems, data), description=text_field(problems, data, "description", "").strip(),
+        inputs=inputs, outputs=outputs, params=params, distributed=_flag(problems, data, "distributed"),
+        code=_code_folder(problems, file, data), command=text_field(problems, data, "command", "").strip(),
+        metrics=_metrics(problems, data))
+    if data.get("label") is not None and not spec.label:
+        problems.add("label", "empty")
+    if data.get("command") is not None:
+        _check_command(problems, spec)
+    problems.raise_any()
+    return spec
+
+
+def _read(file: Path) -> dict:
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ComponentError(file, "file", "no such file") from None
+    except UnicodeDecodeError:
+        raise ComponentError(file, "file", "not UTF-8 text") from None
+    except OSError as e:
+        raise ComponentError(file, "file", f"cannot be read: {e.strerror or e}") from None
+    try:
+        _check_duplicate_keys(file, yaml.compose(text, Loader=yaml.SafeLoader), "")
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
+        raise ComponentError(file, "file", f"not YAML{line}: {getattr(e, 'problem', None) or e}") from None
+    if not isinstance(data, dict):
+        raise ComponentError(file, "file", f"expected a mapping of fields (kind, label, command...), got {_kind_of(data)}")
+    return data
+
+
+def _check_duplicate_keys(file: Path, node, path: str) -> None:
+    """YAML keeps the last of two equal keys silently: a parameter declared twice would vanish."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            name = str(key.value)
+            where = f"{path}.{name}" if path else name
+            if name in seen:
+                raise ComponentError(file, where, f"declared twice (lines {seen[name]} and {key.start_mark.line + 1})")
+            seen[name] = key.start_mark.line + 1
+            _check_duplicate_keys(file, value, where)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _check_duplicate_keys(file, item, f"{path}[{i}]")
+
+
+def _kind_of(value) -> str:
+    return "nothing" if value is None else f"a {type(value).__name__} ({str(value)[:40]!r})"
+
+
+def _version(problems: Problems, data: dict) -> int:
+    value = data.get("version", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        problems.add("version", f"expected a positive whole number, got {value!r}")
+        return 1
+    return value
+
+
+def _flag(problems: Problems, data: dict, name: str) -> bool:
+    value = data.get(name, False)
+    if not isinstance(value, bool):
+        problems.add(name, f"expected true or false, got {value!r}")
+        return False
+    return value
+
+
+def _code_folder(problems: Problems, file: Path, data: dict) -> Path:
+    value = data.get("code", ".")
+    if not isinstance(value, str) or not value.strip():
+        problems.add("code", f"expected a folder relative to the component file, got {value!r}")
+        return file.parent
+    base = file.parent.resolve()
+    folder = (base / value.strip()).resolve()
+    if folder != base and not folder.is_relative_to(base):
+        problems.add("code", f"{value!r} leads outside the component's folder")
+    elif not folder.is_dir():
+        problems.add("code", f"{value!r}: no such folder next to the component file")
+    return folder
+
+
+def _metrics(problems: Problems, data: dict) -> tuple[str, ...]:
+    value = data.get("metrics") or []
+    if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
+        problems.add("metrics", f"expected a list of metric names, got {value!r}")
+        return ()
+    if len(set(value)) != len(value):
+        problems.add("metrics", "a metric is named twice")
+    return tuple(m.strip() for m in value)
+
+
+def _check_unique_names(problems: Problems, inputs, outputs, params) -> None:
+    """A name (and a port label within its side) names one thing: placeholders, links and messages."""
+    seen: dict[str, str] = {}
+    for group, items in (("inputs", inputs), ("outputs", outputs), ("params", params)):
+        labels: dict[str, str] = {}
+        for item in items:
+            where = f"{group}.{item.name}"
+            if item.name in seen:
+                problems.add(where, f"the name {item.name!r} is already used by {seen[item.name]}")
+            seen.setdefault(item.name, where)
+            if item.label.lower() in labels:
+                problems.add(f"{where}.label", f"{item.label!r} is already the label of {labels[item.label.lower()]}")
+            labels.setdefault(item.label.lower(), where)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _placeholders(text: str):
+    for m in _PLACEHOLDER.finditer(text):
+        yield m, (m.group(1) or m.group(3)), (m.group(2) or m.group(4))
+
+
+def _check_command(problems: Problems, spec: ComponentSpec) -> None:
+    command = spec.command
+    if not command:
+        problems.add("command", "empty: the command line to run, such as 'python train.py --data {inputs.data}'")
+        return
+    declared = {"inputs": {p.name: p for p in spec.inputs}, "params": {p.name: p for p in spec.params},
+                "outputs": {p.name: p for p in spec.outputs}}
+    groups = list(_OPTIONAL_GROUP.finditer(command))
+    outside = _OPTIONAL_GROUP.sub(" ", command)
+    if "$[[" in outside:
+        problems.add("command", "'$[[' is never closed with ']]'")
+    for g in groups:
+        if "$[[" in g.group(1):
+            problems.add("command", f"optional groups cannot be nested: {g.group(0)!r}")
+        elif not any(group == "inputs" and name in declared["inputs"] and declared["inputs"][name].optional
+                     for _, group, name in _placeholders(g.group(1))):
+            problems.add("command", f"the optional group {g.group(0)!r} holds no optional input: it would never be dropped")
+    for m, group, name in _placeholders(command):
+        if group not in declared:
+            problems.add("command", f"{m.group(0)}: unknown placeholder group {group!r} (use inputs, params or outputs)")
+        elif name not in declared[group]:
+            known = ", ".join(declared[group]) or "none"
+            problems.add("command", f"{m.group(0)} names no declared {group[:-1]} (declared {group}: {known})")
+    for m, group, name in _placeholders(outside):
+        port = declared["inputs"].get(name) if group == "inputs" else None
+        if port is not None and port.optional:
+            problems.add("command", f"{m.group(0)} is an optional input: put it in an optional group, "
+                                    f"$[[--flag {m.group(0)}]], which is dropped when it is not connected")
+    for text in (_OPTIONAL_GROUP.sub(r" \1 ", command), outside):
+        try:
+            words = shlex.split(text)
+        except ValueError as e:
+            problems.add("command", f"cannot be split into words: {e}")
+            break
+        if not words:
+            problems.add("command", "empty once its optional groups are dropped")
+
+
+def render(spec: ComponentSpec, inputs: dict, params: dict, outputs: dict, python: str) -> list[str]:
+    """The argv of the command: the template split into words first (shell quoting rules), then
+    each placeholder replaced within its word, so that a folder with spaces stays one argument.
+    inputs: {name: folder or None (not connected)}; bools are written true/false."""
+    def connected(group_text: str) -> bool:
+        return all(inputs.get(name) is not None for _, group, name in _placeholders(group_text) if group == "inputs")
+
+    text = _OPTIONAL_GROUP.sub(lambda g: f" {g.group(1)} " if connected(g.group(1)) else " ", spec.command)
+    values = {"inputs": inputs, "params": params, "outputs": outputs}
+
+    def value(m: re.Match) -> str:
+        group, name = (m.group(1) or m.group(3)), (m.group(2) or m.group(4))
+        v = values[group].get(name)
+        if v is None:
+            what = "input is not connected" if group == "inputs" else "has no value"
+            raise ComponentError(spec.file, f"{group}.{name}", f"{spec.label}: the {what}")
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return repr(v) if isinstance(v, (int, float)) else str(v)
+
+    argv = [_PLACEHOLDER.sub(value, word) for word in shlex.split(text)]
+    if argv and argv[0] in PYTHON_WORDS:
+        argv[0] = python
+    return argv
+
+
+# --------------------------------------------------------------------------- code
+
+
+_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: Path) -> str:
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    known = _FILE_DIGESTS.get(key)
+    if known is None:
+        h = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        if len(_FILE_DIGESTS) > 50_000:
+            _FILE_DIGESTS.clear()
+        known = _FILE_DIGESTS[key] = h.hexdigest()
+    return known
+
+
+def code_files(folder: Path) -> list[Path]:
+    """The files of a code folder (sorted), without caches and version control."""
+    ignore = shutil.ignore_patterns(*IGNORED)
+    found = []
+    for top, dirs, files in os.walk(folder):
+        dropped = ignore(top, dirs + files)
+        dirs[:] = sorted(d for d in dirs if d not in dropped)
+        found += [Path(top) / f for f in sorted(files) if f not in dropped]
+    return found
+
+
+def digest(spec: ComponentSpec) -> str:
+    """sha256 of the component file and of every file of its code folder (names and bytes): an
+    edited script makes another digest, so that its outputs are not reused."""
+    h = hashlib.sha256(f"{FILE_NAME}\0{_file_digest(spec.file)}\0".encode())
+    for path in code_files(spec.code):
+        h.update(f"{path.relative_to(spec.code).as_posix()}\0{_file_digest(path)}\0".encode())
+    return h.hexdigest()
+
+
+def copy_code(spec: ComponentSpec, destination: Path) -> Path:
+    """A fresh copy of the code folder at `destination` (what a node runs, in its own folder)."""
+    destination = Path(destination)
+    shutil.rmtree(destination, ignore_errors=True)
+    shutil.copytree(spec.code, destination, ignore=shutil.ignore_patterns(*IGNORED))
+    return destination
+
+
+def find(folder) -> list[Path]:
+    """Every component.yaml below `folder` (sorted); none when the folder does not exist."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob(FILE_NAME) if p.is_file() and not set(p.parts) & {"__pycache__", ".git"})

@@ -1,0 +1,217 @@
+"""The fields of a component file that declare ports and parameters (sdk/component.py reads the
+rest): each turned into the same sdk.declarations Port and Param a built-in module declares, so
+that the palette, the pane and validation treat both alike. Every problem is collected with its
+field, and ComponentError names the file, the field and the reason."""
+from __future__ import annotations
+
+import math
+import re
+
+from sdk.declarations import PORT_TYPES, AnyDirectory, Bool, Choice, Float, Int, Param, Port, Text
+
+NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
+NAME_RULE = "1 to 64 lowercase letters, digits or '_', not starting with a digit"
+PORT_ALIASES = {"folder": AnyDirectory.name}
+PORT_FIELDS = ("type", "label", "optional", "help")
+PARAM_TYPES = {"int": Int, "float": Float, "bool": Bool, "choice": Choice, "string": Text}
+# Azure ML's names of the same types
+PARAM_ALIASES = {"integer": "int", "number": "float", "boolean": "bool", "str": "string"}
+_RANGE = ("min", "max", "min_exclusive", "max_exclusive")
+PARAM_FIELDS = {"int": _RANGE, "float": _RANGE, "bool": (), "choice": ("choices",), "string": ("multiline",)}
+_IMPLIED_DEFAULTS = {"bool": False, "string": ""}
+
+
+class ComponentError(ValueError):
+    """A component file refused: `.file`, `.field` (such as "params.lr.default"), `.reason`;
+    `.problems`: every (field, reason) found, the first one being `.field` and `.reason`."""
+
+    def __init__(self, file, field: str, reason: str, more: tuple = ()):
+        self.file, self.field, self.reason = str(file), field, reason
+        self.problems = [(field, reason), *more]
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return "\n".join(f"{self.file}: {f}: {r}" for f, r in self.problems)
+
+    def __reduce__(self):  # crosses process boundaries (a Celery result) intact
+        return type(self), (self.file, self.field, self.reason, tuple(self.problems[1:]))
+
+
+class Problems:
+    """The problems of one file, in the order found."""
+
+    def __init__(self, file):
+        self.file = file
+        self.items: list[tuple[str, str]] = []
+
+    def add(self, field: str, reason: str) -> None:
+        self.items.append((field, reason))
+
+    def raise_any(self) -> None:
+        if self.items:
+            raise ComponentError(self.file, *self.items[0], more=tuple(self.items[1:]))
+
+
+def text_field(problems: Problems, data: dict, name: str, default: str, where: str = "") -> str:
+    value = data.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        problems.add(f"{where}.{name}" if where else name, f"expected text, got {value!r}")
+        return default
+    return value
+
+
+def _mapping(problems: Problems, data: dict, group: str) -> dict:
+    value = data.get(group)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.add(group, f"expected a mapping of names to declarations, got {value!r}"[:200])
+        return {}
+    return value
+
+
+def _good_name(problems: Problems, group: str, name) -> bool:
+    if isinstance(name, str) and NAME_PATTERN.fullmatch(name):
+        return True
+    problems.add(f"{group}.{name}", f"{name!r} is not a name: {NAME_RULE}")
+    return False
+
+
+def _label(problems: Problems, where: str, decl: dict, name: str) -> str:
+    value = decl.get("label")
+    if value is None:
+        return name.replace("_", " ").strip().title() or name
+    if not isinstance(value, str) or not value.strip():
+        problems.add(f"{where}.label", f"expected a non-empty text, got {value!r}")
+        return name
+    return value.strip()
+
+
+def _unknown_fields(problems: Problems, where: str, decl: dict, allowed, what: str) -> None:
+    for key in decl:
+        if key not in allowed:
+            problems.add(f"{where}.{key}", f"unknown field of {what} (its fields: {', '.join(allowed)})")
+
+
+def parse_ports(problems: Problems, data: dict, group: str, may_be_optional: bool) -> list[Port]:
+    """inputs or outputs: `name: {type, label, optional, help}`, or `name: <port type>`."""
+    ports = []
+    for name, decl in _mapping(problems, data, group).items():
+        where = f"{group}.{name}"
+        if not _good_name(problems, group, name):
+            continue
+        if isinstance(decl, str):
+            decl = {"type": decl}
+        if not isinstance(decl, dict):
+            problems.add(where, f"expected a port type or a mapping {{type: ..., label: ...}}, got {decl!r}")
+            continue
+        allowed = PORT_FIELDS if may_be_optional else tuple(f for f in PORT_FIELDS if f != "optional")
+        _unknown_fields(problems, where, decl, allowed, "an input" if may_be_optional else "an output")
+        port_type = decl.get("type")
+        port_type = PORT_ALIASES.get(port_type, port_type) if isinstance(port_type, str) else port_type
+        if port_type not in PORT_TYPES:
+            known = ", ".join([*PORT_TYPES, *PORT_ALIASES])
+            reason = "missing" if port_type is None else f"unknown port type {decl.get('type')!r}"
+            problems.add(f"{where}.type", f"{reason} (the port types: {known})")
+            continue
+        optional = decl.get("optional", False)
+        if not isinstance(optional, bool):
+            problems.add(f"{where}.optional", f"expected true or false, got {optional!r}")
+            optional = False
+        ports.append(Port(_label(problems, where, decl, name), PORT_TYPES[port_type], optional, name=name,
+                          help=text_field(problems, decl, "help", "", where).strip()))
+    return ports
+
+
+def parse_params(problems: Problems, data: dict) -> list[Param]:
+    """params: `name: {type: int|float|bool|choice|string, default, label, help, ...}`."""
+    params = []
+    for name, decl in _mapping(problems, data, "params").items():
+        where = f"params.{name}"
+        if not _good_name(problems, "params", name):
+            continue
+        if not isinstance(decl, dict):
+            problems.add(where, f"expected a mapping {{type: ..., default: ...}}, got {decl!r}")
+            continue
+        param = _param(problems, where, name, decl)
+        if param is not None:
+            params.append(param)
+    return params
+
+
+def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | None:
+    kind = decl.get("type")
+    kind = PARAM_ALIASES.get(kind, kind) if isinstance(kind, str) else kind
+    if kind not in PARAM_TYPES:
+        reason = "missing" if kind is None else f"unknown parameter type {decl.get('type')!r}"
+        problems.add(f"{where}.type", f"{reason} (one of: {', '.join(PARAM_TYPES)})")
+        return None
+    _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *PARAM_FIELDS[kind]), f"a {kind} parameter")
+    fields = {"label": _label(problems, where, decl, name), "name": name,
+              "help": text_field(problems, decl, "help", "", where).strip()}
+    if kind in ("int", "float"):
+        fields.update(_range(problems, where, decl, kind))
+    elif kind == "choice":
+        fields["choices"] = _choices(problems, where, decl)
+    elif kind == "string":
+        fields["multiline"] = decl.get("multiline", False) is True
+    default = decl.get("default", _IMPLIED_DEFAULTS.get(kind))
+    if kind == "choice" and "default" not in decl:
+        default = fields["choices"][0] if fields["choices"] else None
+    if default is None:
+        problems.add(f"{where}.default", f"missing: a {kind} parameter needs a default value")
+        return None
+    param = PARAM_TYPES[kind](default=_number(default) if kind == "float" else default, **fields)
+    error = param.check(param.default)
+    if error:
+        problems.add(f"{where}.default", error)
+    else:
+        param.default = param.normalise(param.default)
+    return param
+
+
+def _number(value):
+    """A number as PyYAML reads it: `1e-3` (no dot) is a string to YAML 1.1, but a float here."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return number if math.isfinite(number) else value
+    return value
+
+
+def _range(problems: Problems, where: str, decl: dict, kind: str) -> dict:
+    bounds = {}
+    for bound in ("min", "max"):
+        value = _number(decl.get(bound))
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            problems.add(f"{where}.{bound}", f"expected a finite number, got {decl.get(bound)!r}")
+            value = None
+        bounds[bound] = value
+    for flag in ("min_exclusive", "max_exclusive"):
+        value = decl.get(flag, False)
+        if not isinstance(value, bool):
+            problems.add(f"{where}.{flag}", f"expected true or false, got {value!r}")
+            value = False
+        bounds[flag] = value
+    lo, hi = bounds["min"], bounds["max"]
+    if lo is not None and hi is not None and (lo > hi or (lo == hi and (bounds["min_exclusive"] or bounds["max_exclusive"]))):
+        problems.add(f"{where}.max", f"the range is empty: min {lo} and max {hi}")
+    return bounds
+
+
+def _choices(problems: Problems, where: str, decl: dict) -> tuple:
+    value = decl.get("choices")
+    if not isinstance(value, list) or not value:
+        problems.add(f"{where}.choices", f"expected a non-empty list of values, got {value!r}")
+        return ()
+    if not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in value):
+        problems.add(f"{where}.choices", f"each choice is a text or a number, got {value!r}")
+        return ()
+    if len(set(value)) != len(value):
+        problems.add(f"{where}.choices", f"a choice is listed twice: {value!r}")
+    return tuple(value)
