@@ -12,6 +12,11 @@ Model, read by Score Image Model and Export to ONNX).
 
 While a training runs, its processes may append to <dir>/metrics.jsonl (metrics.py); the
 module removes it once the training is over.
+
+A script of one's own (a component, examples/components/) writes the same folder with `write`:
+
+    torch.save(model.state_dict(), model.weights(out))      # a torchvision model, head sized for classes
+    model.write(out, model_name="resnet18", classes=classes, transforms=recipe, normalize=[mean, std])
 """
 from __future__ import annotations
 
@@ -21,12 +26,15 @@ import yaml
 
 from sdk.errors import InvalidModelDirectoryError, prefixed
 from sdk.formats import untrained_model
+from sdk.formats.meta import write_meta
 from sdk.formats.untrained_model import SPEC_FILE, read_spec, write_spec
 
 TRAINED_STATE = "model.pt"
 TYPE = "ModelDirectory"
 
-__all__ = ["SPEC_FILE", "TRAINED_STATE", "TYPE", "read", "read_info", "read_start", "write_spec", "weights"]
+__all__ = ["SPEC_FILE", "TRAINED_STATE", "TYPE", "read", "read_info", "read_start", "write", "write_spec", "weights"]
+# the figures of model.yaml that _meta.yaml repeats (what the pane and the registry show)
+_META_FIELDS = ("best_epoch", "validation_loss", "validation_top1_accuracy", "fine_tuned_from")
 
 
 def read(model_input, module_label: str, port_label: str = "Trained model") -> dict:
@@ -62,3 +70,23 @@ def read_info(model_dir) -> dict:
 
 def weights(model_dir) -> Path:
     return Path(model_dir) / TRAINED_STATE
+
+
+def write(out, *, model_name: str, classes: list[str], transforms: dict | None = None,
+          normalize: list | None = None, kwargs: dict | None = None, **info) -> Path:
+    """model.yaml and _meta.yaml of a trained ModelDirectory whose weights are (or will be) at
+    weights(out): a torchvision `model_name` built with `kwargs` and a head of len(classes)
+    outputs. `transforms`: the inference recipe (sdk/formats/transformation.py) Score Image Model
+    applies, then `normalize` ([mean, std]); `info`: more fields (best_epoch, history, ...)."""
+    if not model_name or not isinstance(model_name, str):
+        raise ValueError("a ModelDirectory needs model_name: the torchvision name of its model (e.g. resnet18)")
+    if not classes or not all(isinstance(c, str) and c for c in classes):
+        raise ValueError(f"a ModelDirectory needs classes: a non-empty list of class names, got {classes!r}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    spec = {"model_name": model_name, "kwargs": dict(kwargs or {}), "classes": list(classes),
+            "transforms": transforms, "normalize": [list(v) for v in normalize] if normalize else None, **info}
+    write_spec(out, spec)
+    write_meta(out, TYPE, {"model_name": model_name, "classes": list(classes),
+                           **{k: info[k] for k in _META_FIELDS if info.get(k) is not None}})
+    return out
