@@ -5,7 +5,13 @@
     sdk/context.py        the Context a module's run(ctx, **inputs) receives, InputArtifact, DistributedJob
     sdk/formats/          the on-disk format of each port type, with its one reader and one writer
     sdk/layout.py         the names of the files the engine leaves in a node's folder (meta, logs)
+    sdk/script.py         what a component's own script calls: log_metric, stop_requested (re-exported here)
 
 It imports nothing of the project, neither Django nor torch: modules, training, the engine and
 the web app import it.
 """
+from __future__ import annotations
+
+from sdk.script import log_metric, stop_requested
+
+__all__ = ["log_metric", "stop_requested"]

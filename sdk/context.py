@@ -40,6 +40,8 @@ class DistributedJob:
     metrics_file: Path | None = None  # JSON lines {name, value, step} that rank 0 appends: relayed as metrics
     gpu_argv: list[str] | None = None  # added when every process has a GPU (NCCL); None: CPU only (Gloo)
     stop_file: Path | None = None  # created when the engine asks the job to wrap up early (Context.stop_requested)
+    env: dict[str, str] | None = None  # more environment of every process (a component's DESIGNER_METRICS_FILE...)
+    timeout: float = 0  # seconds: the job fails and every process is ended once it has run this long; 0: no limit
 
 
 @runtime_checkable
@@ -49,6 +51,7 @@ class Context(Protocol):
     params: dict[str, Any]  # every declared parameter, defaults filled in, checked
     run_settings: dict[str, int]  # node_count, process_count_per_node
     node_dir: Path  # the node's own folder (scratch space may go in a sub-folder of it)
+    log_path: Path  # the node's driver log (logs/70_driver_log.txt): a command's output is appended to it
 
     @property
     def world_size(self) -> int:

@@ -51,3 +51,21 @@ def labelled(error: ModuleError, module_label: str) -> ModuleError:
     """The same error, its message prefixed with the module's label: what a module raises again
     when a lower layer (training) refuses its input without knowing which module asked."""
     return type(error)(prefixed(module_label, str(error)))
+
+
+class CommandFailed(ModuleError):
+    """A component's command exited with an error: the message holds its exit code and the last
+    lines of its output (the end of a traceback)."""
+
+    def __init__(self, message: str, exit_code: int | None = None, tail: str = ""):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.tail = tail
+
+
+class CommandTimedOut(ModuleError):
+    """A component's command ran past its Timeout (a run setting) and was ended."""
+
+
+class EmptyOutput(ModuleError):
+    """A component's command finished but wrote nothing to one of its output folders."""

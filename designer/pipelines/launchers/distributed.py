@@ -90,6 +90,12 @@ class DistributedLauncher(base.Launcher):
 
     def check_health(self, step: base.Step) -> base.Health:
         self.relay.pump()
+        if self._timed_out(step.job):
+            self.terminate(step)
+            self.relay.pump(final=True)
+            text = f"{self.gang.label}: ran past its Timeout of {step.job.timeout:g} s and was ended"
+            self.gang.say(f"{text} (every process of every node)")
+            return base.Health(False, text)
         stop_file = step.job.stop_file
         if stop_file is not None and not stop_file.exists() and step.ctx.stop_requested():
             stop_file.parent.mkdir(parents=True, exist_ok=True)
@@ -102,16 +108,21 @@ class DistributedLauncher(base.Launcher):
         failed = [m for m in members if m.status == st.EXITED and m.exit_code != 0]
         if explain.lost_members(members) or late or failed or code not in (None, 0):
             self.terminate(step)
-            self.relay.pump()
+            self.relay.pump(final=True)
             text = explain.failure(self.gang, late, self.local.poll())
             self.gang.say(text)
             return base.Health(False, text)
         if code == 0 and all(m.status == st.EXITED for m in members):
-            self.relay.pump()
+            self.relay.pump(final=True)
             self.gang.say("every node finished")
             self._release_port()
             return base.DONE
         return base.RUNNING
+
+    def _timed_out(self, job) -> bool:
+        """The job's Timeout (DistributedJob.timeout, seconds; 0: none) has passed since its processes started."""
+        timeout = getattr(job, "timeout", 0) or 0
+        return timeout > 0 and time.monotonic() - self.started > timeout
 
     # ------------------------------------------------------------ terminate
 

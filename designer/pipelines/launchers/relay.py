@@ -1,31 +1,50 @@
-"""Rank 0's metrics file and driver log, as the node's metric and log events, while it runs."""
+"""Rank 0's metrics file and driver log, as the node's metric and log events, while it runs.
+
+Metrics come from the metrics file (JSON lines: training.train, sdk.script.log_metric) and from
+the `##metric name=value ... [step=N]` lines of rank 0's output (sdk.formats.metrics.parse_line).
+Log lines become one log event per pump, of at most MAX_LINES_PER_PUMP lines: a script that
+prints a million lines makes a few hundred events, not a million rows; the rest is in the file.
+"""
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from sdk.formats.metrics import PREFIX, Follower, parse_line
+
+MAX_LINES_PER_PUMP = 200
 
 
 class Relay:
-    def __init__(self, ctx, metrics_file: Path | None, rank0_log: Path):
+    def __init__(self, ctx, metrics_file: Path | None, rank0_log: Path, max_lines: int = MAX_LINES_PER_PUMP):
         self.ctx = ctx
-        self.files = {"metrics": metrics_file, "log": rank0_log}
-        self.offsets = {"metrics": 0, "log": 0}
+        self.metrics = Follower(metrics_file)
+        self.log = Follower(rank0_log)
+        self.log_name = Path(rank0_log).name
+        self.max_lines = max_lines
 
-    def pump(self) -> None:
-        for what, path in self.files.items():
-            for line in self._new_lines(what, path):
-                if what == "log":
-                    self.ctx.log(f"rank 0: {line}")
-                else:
-                    m = json.loads(line)
-                    self.ctx.metric(m["name"], m["value"], m.get("step"), m.get("steps"))
+    def pump(self, final: bool = False) -> None:
+        """Relay what was appended since the last pump (`final`: also a last line without its newline)."""
+        shown, more = [], 0
+        marker = PREFIX.encode()
+        for chunk in self.log.chunks(final):
+            lines = chunk.splitlines()
+            room = max(0, self.max_lines - len(shown))
+            shown += [raw.decode(errors="replace") for raw in lines[:room]]
+            more += len(lines) - min(room, len(lines))
+            if marker in chunk:
+                self._metric_lines(raw for raw in lines if marker in raw)
+        if shown:
+            if more:
+                shown.append(f"... {more} more lines: see {self.log_name}")
+            self.ctx.log("\n".join(f"rank 0: {line}" for line in shown))
+        for m in self.metrics.metrics(final):
+            self.ctx.metric(m["name"], m["value"], m["step"], m["steps"])
 
-    def _new_lines(self, what: str, path: Path | None) -> list[str]:
-        if path is None or not Path(path).exists():
-            return []
-        with Path(path).open("rb") as f:
-            f.seek(self.offsets[what])
-            data = f.read()
-        complete = data[: data.rfind(b"\n") + 1]
-        self.offsets[what] += len(complete)
-        return complete.decode(errors="replace").splitlines()
+    def _metric_lines(self, lines) -> None:
+        for raw in lines:
+            try:
+                figures = parse_line(raw.decode(errors="replace"))
+            except ValueError:
+                continue  # the line itself is in the log: a malformed one is plain text
+            for m in figures:
+                self.ctx.metric(m["name"], m["value"], m["step"], m["steps"])

@@ -1,5 +1,5 @@
 """What each node of a distributed job runs: its torchrun command (c10d rendezvous hosted at
-node 0) and environment, stored in its NodeLaunch row for the worker that starts it."""
+node 0) and environment (the launcher's, with the job's own: DistributedJob.env), stored in its NodeLaunch row for the worker that starts it."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -22,7 +22,9 @@ def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -
         job.module, [*job.argv, *(job.gpu_argv if gpu else [])], gang.n, gang.p, endpoint, gang.rendezvous_id,
         is_host=index == 0, local_addr=node.address or node.hostname,
         join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30)
-    env = launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p))
+    # the job's own variables (a component's DESIGNER_METRICS_FILE...), under the launcher's
+    env = {**(getattr(job, "env", None) or {}),
+           **launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p))}
     return {"command": command, "env": env, "mpi_log": str(gang.mpi_log), "prefix": f"node {index} ({node.hostname})"}
 
 

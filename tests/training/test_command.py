@@ -1,0 +1,251 @@
+"""Running a component's command (issue 14, item 3): real scripts in real processes. A script that
+fails, exits, hangs past its timeout, prints a million lines, reports metrics, is cancelled or is
+asked to stop early; and whatever happens, no process of its group is left running."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from sdk.errors import Cancelled, CommandFailed, CommandTimedOut
+from tests.conftest import ROOT
+from training import command, launch
+
+
+def script(tmp_path: Path, body: str, name: str = "script.py") -> Path:
+    code = tmp_path / "code"
+    code.mkdir(exist_ok=True)
+    (code / name).write_text(textwrap.dedent(body))
+    return code
+
+
+def run(tmp_path: Path, body: str, *args: str, **kwargs) -> Path:
+    """Run `python script.py ARGS` (the script's body given) in tmp/code; return the log's path."""
+    code = script(tmp_path, body)
+    log = tmp_path / "logs" / "70_driver_log.txt"
+    command.run(["python", "script.py", *args], code, log, label="My Script", **kwargs)
+    return log
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie, ended but not yet reaped by its new parent, does not count)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+# A script that starts a grandchild (a process of its group), writes both pids, then waits forever.
+HANGS = """
+    import os, subprocess, sys, time
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    {before}
+    open("pids.txt", "w").write(f"{{os.getpid()}} {{child.pid}}\\n")
+    print("waiting", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_script_that_raises_fails_with_the_end_of_its_traceback(tmp_path):
+    with pytest.raises(CommandFailed) as e:
+        run(tmp_path, """
+            print("epoch 1")
+            def train():
+                raise ValueError("the data folder holds no image")
+            train()
+        """)
+    assert e.value.exit_code == 1
+    assert e.value.tail.splitlines()[-1] == "ValueError: the data folder holds no image"
+    assert "Traceback (most recent call last)" in e.value.tail and "epoch 1" in e.value.tail
+    assert str(e.value).startswith("My Script: the command exited with code 1; the last lines of its output:\n")
+    assert str(e.value).endswith("ValueError: the data folder holds no image")
+
+
+def test_the_tail_holds_the_last_twenty_lines_of_this_run_only(tmp_path):
+    log = tmp_path / "logs" / "70_driver_log.txt"
+    log.parent.mkdir(parents=True)
+    log.write_text("12:00:00 My Script starts\n")
+    with pytest.raises(CommandFailed) as e:
+        run(tmp_path, "import sys\nfor i in range(50): print(i)\nsys.exit(3)\n")
+    assert e.value.exit_code == 3 and "exited with code 3" in str(e.value)
+    assert e.value.tail.splitlines() == [str(i) for i in range(30, 50)]
+    assert log.read_text().splitlines()[0] == "12:00:00 My Script starts"  # appended to, not replaced
+
+
+def test_a_script_that_exits_0_returns_its_output_appended_to_the_log_as_it_is(tmp_path):
+    log = run(tmp_path, """
+        import os, sys
+        print("hello from", os.getcwd())
+        print("to stderr", file=sys.stderr)
+        print(sys.executable)
+        print(os.environ["RANK"], os.environ["WORLD_SIZE"], os.environ["LOCAL_RANK"], os.environ["NODE_RANK"],
+              os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]) > 0)
+    """)
+    lines = log.read_text().splitlines()
+    assert lines == [f"hello from {tmp_path / 'code'}", "to stderr", sys.executable, "0 1 0 0 127.0.0.1 True"]
+
+
+def test_a_command_that_cannot_start_is_named(tmp_path):
+    (tmp_path / "code").mkdir()
+    with pytest.raises(CommandFailed, match=r"My Script: the command could not start: 'no-such-program'"):
+        command.run(["no-such-program", "--x"], tmp_path / "code", tmp_path / "log.txt", label="My Script")
+
+
+def test_a_script_that_hangs_past_its_timeout_is_ended_with_every_process_of_its_group(tmp_path):
+    started = time.monotonic()
+    with pytest.raises(CommandTimedOut) as e:
+        run(tmp_path, HANGS.format(before=""), timeout=2)
+    took = time.monotonic() - started
+    assert str(e.value) == "My Script: the command ran past its Timeout of 2 s and was ended"
+    assert 2 <= took < 2 + command.STOP_GRACE_SECONDS, took  # SIGTERM was enough: no wait for the grace
+    pids = [int(p) for p in (tmp_path / "code" / "pids.txt").read_text().split()]
+    assert [p for p in pids if alive(p)] == []
+    assert command.group_members(pids[0]) == []
+
+
+def test_a_script_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, monkeypatch):
+    monkeypatch.setattr(command, "STOP_GRACE_SECONDS", 1.0)
+    before = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)"
+    with pytest.raises(CommandTimedOut):
+        run(tmp_path, HANGS.format(before=before), timeout=2)
+    pids = [int(p) for p in (tmp_path / "code" / "pids.txt").read_text().split()]
+    assert [p for p in pids if alive(p)] == [] and command.group_members(pids[0]) == []
+
+
+def test_a_process_the_script_left_behind_is_ended_when_it_exits(tmp_path):
+    run(tmp_path, """
+        import os, subprocess, sys
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open("pids.txt", "w").write(f"{os.getpid()} {child.pid}\\n")
+    """)
+    pids = [int(p) for p in (tmp_path / "code" / "pids.txt").read_text().split()]
+    assert [p for p in pids if alive(p)] == []
+
+
+def test_cancel_ends_the_script_and_its_children(tmp_path):
+    pids_file = tmp_path / "code" / "pids.txt"
+
+    def check_cancelled():
+        if pids_file.exists() and pids_file.read_text().endswith("\n"):
+            raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        run(tmp_path, HANGS.format(before=""), check_cancelled=check_cancelled)
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert [p for p in pids if alive(p)] == [] and command.group_members(pids[0]) == []
+
+
+def test_a_million_lines_go_to_the_log_quickly_in_bounded_memory(tmp_path):
+    """The supervising process (a fresh one, to measure its peak memory) reads 63 MB of output
+    for its ##metric lines a chunk at a time."""
+    code = script(tmp_path, """
+        for i in range(1_000_000):
+            print(f"line {i:07d} of the million-line script, padded to sixty bytes")
+            if i == 500_000:
+                print("##metric halfway=1 step=1")
+        print("##metric done=1 step=2")
+    """)
+    log = tmp_path / "log.txt"
+    supervisor = textwrap.dedent(f"""
+        import json, re, time
+        from training import command, launch
+        got = []
+        started = time.monotonic()
+        command.run(["python", "script.py"], {str(code)!r}, {str(log)!r}, on_metric=lambda *m: got.append(m))
+        peak = int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1))  # since exec
+        print(json.dumps({{"seconds": time.monotonic() - started, "metrics": got, "peak_mb": peak / 1024}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", supervisor], cwd=ROOT, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    print(result)
+    assert result["metrics"] == [["halfway", 1.0, 1, None], ["done", 1.0, 2, None]]
+    assert result["seconds"] < 30  # about 4 s on an idle 2-core machine: the script's own print()s
+    assert result["peak_mb"] < 40, result  # about 20 MB; the log alone is 63 MB
+    with log.open("rb") as f:
+        assert sum(1 for _ in f) == 1_000_002
+
+
+def test_metrics_from_log_metric_and_from_metric_lines_reach_on_metric(tmp_path):
+    got = []
+    log = run(tmp_path, """
+        from sdk import log_metric
+        for epoch in (1, 2):
+            log_metric("training_loss", 1.0 / epoch, step=epoch, steps=2)
+            print(f"##metric validation_accuracy={0.4 * epoch} top5=0.9 step={epoch}")
+        print("##metric accuracy=high")
+        print("not a ##metric line")
+    """, metrics_file=tmp_path / "metrics.jsonl", on_metric=lambda *m: got.append(m))
+    by_name = {}
+    for name, value, step, steps in got:
+        by_name.setdefault(name, []).append((value, step, steps))
+    assert by_name == {"training_loss": [(1.0, 1, 2), (0.5, 2, 2)],
+                       "validation_accuracy": [(0.4, 1, None), (0.8, 2, None)],
+                       "top5": [(0.9, 1, None), (0.9, 2, None)]}
+    assert "(designer) line ignored: ##metric: the value of accuracy is not a number: 'high'" in log.read_text()
+
+
+def test_stop_requested_creates_the_stop_file_that_the_script_sees(tmp_path):
+    stop_file = tmp_path / "work" / "STOP"
+
+    def stop_requested():
+        return (tmp_path / "code" / "started.txt").exists()
+
+    log = run(tmp_path, """
+        import time
+        from sdk import stop_requested
+        open("started.txt", "w").write("yes")
+        epoch = 0
+        while not stop_requested():
+            epoch += 1
+            time.sleep(0.05)
+        print("stopped early after", epoch > 0)
+    """, stop_file=stop_file, metrics_file=tmp_path / "metrics.jsonl", stop_requested=stop_requested, timeout=60)
+    assert stop_file.exists()
+    assert "stopped early after True" in log.read_text()
+
+
+def test_the_distributed_entry_enters_the_code_folder_and_becomes_the_command(tmp_path):
+    """`python -m training.command --cwd DIR -- python script.py`, as training.rank runs it in each
+    process: the script runs in DIR with the worker's interpreter, in the same process (exec)."""
+    code = script(tmp_path, "import os, sys\nprint(os.getcwd(), os.getpid(), sys.executable, sys.argv[1:])\n")
+    child = subprocess.Popen([sys.executable, "-m", "training.command", "--cwd", str(code), "--", "python", "script.py",
+                              "--a b"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    out, _ = child.communicate(timeout=60)
+    assert child.returncode == 0
+    assert out.split() == [str(code), str(child.pid), sys.executable, "['--a", "b']"]
+
+
+def test_under_training_rank_the_script_writes_the_rank_log_and_its_failure_is_recorded(tmp_path):
+    code = script(tmp_path, "import os\nprint('rank', os.environ['RANK'], os.getcwd())\nraise SystemExit(4)\n")
+    env = {**os.environ, "RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "GROUP_RANK": "0",
+           "DESIGNER_RANK_LOG_DIR": str(tmp_path / "logs"), "DESIGNER_RANK_STATE_DIR": str(tmp_path / "ranks"),
+           **command.job_env(tmp_path / "metrics.jsonl", None)}
+    done = subprocess.run([sys.executable, "-m", "training.rank", "training.command", "--cwd", str(code), "--",
+                           "python", "script.py"], cwd=ROOT, env=env, timeout=60)
+    assert done.returncode == 4
+    log = (tmp_path / "logs" / "70_driver_log_1.txt").read_text()
+    assert f"rank 1 {code}" in log
+    deadline = time.monotonic() + 20
+    while not (state := launch.rank_states(tmp_path / "ranks").get(1, {})).get("ended_at"):
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+    assert state["exit_code"] == 4
+
+
+def test_the_distributed_entry_names_a_missing_code_folder(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "training.command", "--cwd", str(tmp_path / "nope"), "--", "python",
+                           "x.py"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "training.command: cannot enter the code folder" in done.stderr and "nope" in done.stderr
+
+
+def test_job_env_puts_the_project_first_on_pythonpath():
+    env = command.job_env(Path("/m.jsonl"), Path("/STOP"))
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)
+    assert env["DESIGNER_METRICS_FILE"] == "/m.jsonl" and env["DESIGNER_STOP_FILE"] == "/STOP"
+    assert "RANK" not in env and command.environment()["WORLD_SIZE"] == "1"

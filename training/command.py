@@ -1,0 +1,264 @@
+"""Running the command of a component: one process here (`run`), or each process of a distributed
+job (`python -m training.command --cwd DIR -- ARGV...`, under training.rank).
+
+`run` starts the command in a session of its own (its process group: the command and whatever it
+starts), which dies with this process (PR_SET_PDEATHSIG), its stdout and stderr appended as they
+are to the node's driver log (no event per line: a script may print a million). While it runs it
+relays the metrics of the script (sdk.script.log_metric's JSON lines in the metrics file, and the
+`##metric name=value ... [step=N]` lines of its output, parsed by sdk.formats.metrics.parse_line),
+asks `check_cancelled()`, creates the stop file when `stop_requested()` says so, and watches the
+timeout. However it ends (finished, failed, cancelled, timed out, an error here), every process
+of the group is ended (SIGTERM, a grace, SIGKILL) before `run` returns or raises.
+
+No torch here: this runs in the Celery worker; the script imports what it needs.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sdk.errors import CommandFailed, CommandTimedOut, prefixed
+from sdk.formats.metrics import Follower
+from sdk.script import METRICS_FILE_ENV, STOP_FILE_ENV
+
+ROOT = Path(__file__).resolve().parent.parent
+STOP_GRACE_SECONDS = 5.0  # how long the processes have to leave after SIGTERM before they are killed
+POLL_SECONDS = 0.1
+TAIL_LINES = 20  # of the output, in the error of a command that failed
+MAX_NOTES = 10  # malformed ##metric lines noted in the log, at most
+
+
+def job_env(metrics_file: Path | None, stop_file: Path | None) -> dict[str, str]:
+    """The environment a command runs with (on top of the worker's): where sdk.script writes its
+    metrics and looks for the stop request; the project on PYTHONPATH (`from sdk import log_metric`)."""
+    env = {"PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    if metrics_file is not None:
+        env[METRICS_FILE_ENV] = str(metrics_file)
+    if stop_file is not None:
+        env[STOP_FILE_ENV] = str(stop_file)
+    return env
+
+
+def environment(metrics_file: Path | None = None, stop_file: Path | None = None) -> dict[str, str]:
+    """job_env() and, for a single process, what torch.distributed reads (a world of one), so a
+    script written for torchrun runs as it is."""
+    return {**job_env(metrics_file, stop_file), "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "NODE_RANK": "0",
+            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def python_argv(argv: list[str]) -> list[str]:
+    """`python`/`python3` as the first word means this interpreter (the worker's environment)."""
+    return [sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3") else list(argv)
+
+
+def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | None = None, timeout: float = 0.0,
+        check_cancelled: Callable[[], None] = lambda: None, stop_requested: Callable[[], bool] = lambda: False,
+        stop_file: Path | None = None, metrics_file: Path | None = None,
+        on_metric: Callable[[str, float, int | None, int | None], None] | None = None, label: str = "") -> None:
+    """Run `argv` in `cwd` until it ends (see the module's docstring). `env`: on top of the
+    worker's environment (default: environment(metrics_file, stop_file)); `timeout`: seconds, 0
+    for none. Raises CommandFailed (non-zero exit, or it could not start), CommandTimedOut, or
+    what check_cancelled() raised (Cancelled)."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    watch = _Watch(log_path, metrics_file, on_metric)
+    env = environment(metrics_file, stop_file) if env is None else env
+    argv = python_argv(argv)
+    with log_path.open("ab") as out:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with(os.getpid()))
+        except OSError as e:
+            raise CommandFailed(prefixed(label, f"the command could not start: {argv[0] if argv else ''!r} "
+                                                f"in {str(cwd)!r}: {e.strerror or e}")) from None
+    try:
+        code = _supervise(proc, watch, timeout, check_cancelled, stop_requested, stop_file)
+    finally:
+        end_group(proc)
+    watch.pump(final=True)
+    if code is None:
+        raise CommandTimedOut(prefixed(label, f"the command ran past its Timeout of {timeout:g} s and was ended"))
+    if code != 0:
+        tail = watch.tail()
+        raise CommandFailed(prefixed(label, f"the command {exit_text(code)}; the last lines of its output:\n{tail}"),
+                            exit_code=code, tail=tail)
+
+
+def _supervise(proc: subprocess.Popen, watch: _Watch, timeout: float, check_cancelled, stop_requested,
+               stop_file: Path | None) -> int | None:
+    """Wait for the command, relaying its metrics; its exit code, or None when it timed out."""
+    deadline = time.monotonic() + timeout if timeout and timeout > 0 else None
+    asked = False
+    while True:
+        try:
+            code = proc.wait(POLL_SECONDS)
+        except subprocess.TimeoutExpired:
+            code = None
+        watch.pump()
+        if code is not None:
+            return code
+        check_cancelled()
+        if stop_file is not None and not asked and stop_requested():
+            asked = True
+            Path(stop_file).parent.mkdir(parents=True, exist_ok=True)
+            Path(stop_file).touch()
+            watch.note(f"(designer) asked the command to stop early: created {stop_file} (sdk.script.stop_requested())")
+        if deadline is not None and time.monotonic() > deadline:
+            return None
+
+
+def exit_text(code: int) -> str:
+    if code >= 0:
+        return f"exited with code {code}"
+    try:
+        name = f" ({signal.Signals(-code).name})"
+    except ValueError:
+        name = ""
+    return f"was killed by signal {-code}{name}"
+
+
+class _Watch:
+    """The metrics in the command's output and metrics file, as they are appended."""
+
+    def __init__(self, log_path: Path, metrics_file: Path | None, on_metric):
+        self.log_path = log_path
+        self.start = _size(log_path)
+        self.log = Follower(log_path, self.start)
+        self.metrics = Follower(metrics_file, _size(metrics_file)) if metrics_file else None
+        self.on_metric = on_metric or (lambda *a: None)
+        self.notes = 0
+
+    def pump(self, final: bool = False) -> None:
+        for _line, figures in self.log.metric_lines(final):
+            if isinstance(figures, ValueError):
+                if self.notes < MAX_NOTES:
+                    self.notes += 1
+                    self.note(f"(designer) line ignored: {figures}")
+                continue
+            for m in figures:
+                self.on_metric(m["name"], m["value"], m["step"], m["steps"])
+        if self.metrics is not None:
+            for m in self.metrics.metrics(final):
+                self.on_metric(m["name"], m["value"], m["step"], m["steps"])
+
+    def note(self, text: str) -> None:
+        with self.log_path.open("a", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+    def tail(self, lines: int = TAIL_LINES) -> str:
+        """The last lines the command wrote (not what was in the log before it)."""
+        with self.log_path.open("rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(self.start, end - 64 * 1024))
+            text = f.read().decode(errors="replace")
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return Path(path).stat().st_size if path else 0
+    except OSError:
+        return 0
+
+
+# ---------------------------------------------------------------- the process group
+
+
+def _die_with(parent: int):
+    def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+        if sys.platform == "linux":
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # the worker died before the line above
+                os._exit(1)
+
+    return die_with_parent
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live processes (not zombies) of process group `pgid`."""
+    if sys.platform != "linux":
+        try:
+            os.killpg(pgid, 0)
+            return [pgid]
+        except (ProcessLookupError, PermissionError):
+            return []
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue  # gone
+            fields = stat[stat.rindex(")") + 2:].split()  # the name in brackets may hold spaces
+            if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+                found.append(int(entry.name))
+    return found
+
+
+def end_group(proc: subprocess.Popen, grace: float | None = None) -> None:
+    """End the command and every process of its group (SIGTERM, then SIGKILL after `grace`
+    seconds, default STOP_GRACE_SECONDS); return when none is left. Safe to call when they have
+    all ended already."""
+    grace = STOP_GRACE_SECONDS if grace is None else grace
+    pgid = proc.pid  # start_new_session: the command leads its group; the id stays while a member lives
+    if proc.poll() is not None and not group_members(pgid):
+        return
+    _killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and not group_members(pgid):
+            return
+        time.sleep(0.05)
+    for _ in range(100):  # SIGKILL cannot be ignored: a moment for the kernel to end them
+        _killpg(pgid, signal.SIGKILL)
+        proc.poll()
+        if proc.returncode is not None and not group_members(pgid):
+            return
+        time.sleep(0.05)
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---------------------------------------------------------------- one process of a distributed job
+
+
+def main(args: list[str] | None = None) -> None:
+    """`python -m training.command --cwd DIR -- ARGV...`: chdir to DIR, then become ARGV (exec: the
+    rank's pid, log and watcher stay; python/python3 is this interpreter)."""
+    args = sys.argv[1:] if args is None else args
+    if len(args) < 4 or args[0] != "--cwd" or args[2] != "--":
+        sys.exit("usage: python -m training.command --cwd DIR -- ARGV...")
+    cwd, argv = args[1], python_argv(args[3:])
+    try:
+        os.chdir(cwd)
+    except OSError as e:
+        sys.exit(f"training.command: cannot enter the code folder {cwd!r}: {e.strerror or e}")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvpe(argv[0], argv, os.environ)
+    except OSError as e:
+        sys.exit(f"training.command: cannot run {argv[0]!r} in {cwd!r}: {e.strerror or e}")
+
+
+if __name__ == "__main__":
+    main()
