@@ -12,7 +12,7 @@ body was on disk (a 300 MB anonymous POST, before its 403).
 BoundedRequest is daphne's WebRequest with those three Twisted hooks taken over; install() makes
 daphne's HTTP factory build it. At gotLength (headers in, no byte of the body read):
   * a declared length over the limit of the path (DATASET_MAX_UPLOAD_MB for a dataset upload,
-    REQUEST_MAX_BODY_MB otherwise) is answered 413 at once;
+    COMPONENT_MAX_UPLOAD_MB for a component upload, REQUEST_MAX_BODY_MB otherwise) is answered 413 at once;
   * a body that may be larger than ANONYMOUS_MAX_BODY_KB (declared so, or of no declared length)
     needs a signed-in session: without a session cookie, 413 at once; with one, the connection
     stops reading while a thread checks the session (Django's session store and auth), then
@@ -36,6 +36,7 @@ from twisted.internet import threads
 logger = logging.getLogger(__name__)
 
 DATASET_UPLOAD_PATH = "/api/datasets"
+COMPONENT_UPLOAD_PATH = "/api/components"
 MULTIPART_SLACK = 64 * 1024  # form boundaries and headers around an uploaded file
 LINGER_SECONDS = 2.0
 LINGER_BYTES = 32 * 1024 * 1024
@@ -50,6 +51,10 @@ def body_limit(path: str) -> tuple[int, int, str, str]:
     if path == DATASET_UPLOAD_PATH or path.startswith("/admin/"):  # the admin may upload a dataset too
         limit = settings.DATASET_MAX_UPLOAD_BYTES
         return limit + MULTIPART_SLACK, limit, "DATASET_MAX_UPLOAD_MB", "the upload"
+    if path == COMPONENT_UPLOAD_PATH:  # an archive, or a folder's files (each with its part's headers and path)
+        limit = settings.COMPONENT_MAX_UPLOAD_BYTES
+        slack = MULTIPART_SLACK + 1024 * (settings.DATA_UPLOAD_MAX_NUMBER_FILES or 0)
+        return limit + slack, limit, "COMPONENT_MAX_UPLOAD_MB", "the upload"
     limit = settings.REQUEST_MAX_BODY_BYTES
     return limit, limit, "REQUEST_MAX_BODY_MB", "the request body"
 

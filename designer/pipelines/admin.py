@@ -1,6 +1,9 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import Permission
 
-from designer.pipelines.models import Dataset, Event, NodeRun, Pipeline, Run, Worker
+from designer.pipelines.models import Component, Dataset, Event, NodeRun, Pipeline, Run, Worker
 
 
 @admin.register(Pipeline)
@@ -46,3 +49,62 @@ class DatasetAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "size", "created_at")
     list_filter = ("owner",)
     search_fields = ("name",)
+
+
+@admin.register(Component)
+class ComponentAdmin(admin.ModelAdmin):
+    """Uploaded on the Components page (which checks and unpacks them), never added here; their
+    files never change, so neither do their rows: only deleting is offered."""
+
+    list_display = ("kind", "version", "label", "owner", "created_at")
+    list_filter = ("owner",)
+    search_fields = ("kind", "label")
+    readonly_fields = ("owner", "kind", "version", "label", "category", "folder", "file", "digest", "declaration", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+# ---------------------------------------------------------------- granting the permission to add components
+# Adding a component is a privilege (its command runs on the workers): Django's own permission
+# pipelines.add_component, shown on a user's page ("pipelines | component | Can add component").
+# The users list offers it as two actions, and says who has it.
+
+User = get_user_model()
+
+
+def _add_component_permission() -> Permission:
+    return Permission.objects.get(content_type__app_label="pipelines", codename="add_component")
+
+
+class DesignerUserAdmin(UserAdmin):
+    list_display = (*UserAdmin.list_display, "may_add_components")
+    actions = ["allow_adding_components", "withdraw_adding_components"]
+
+    @admin.display(boolean=True, description="May add components")
+    def may_add_components(self, user):
+        return user.has_perm("pipelines.add_component")
+
+    @admin.action(description="Allow the selected users to add components (their commands run on the workers)",
+                  permissions=["change"])
+    def allow_adding_components(self, request, queryset):
+        permission = _add_component_permission()
+        for user in queryset:
+            user.user_permissions.add(permission)
+        self.message_user(request, f"{queryset.count()} user(s) may now add components", messages.SUCCESS)
+
+    @admin.action(description="Withdraw the permission to add components from the selected users", permissions=["change"])
+    def withdraw_adding_components(self, request, queryset):
+        permission = _add_component_permission()
+        for user in queryset:
+            user.user_permissions.remove(permission)
+        self.message_user(request, f"{queryset.count()} user(s) may no longer add components (a group or superuser "
+                                   "status may still allow it)", messages.SUCCESS)
+
+
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+admin.site.register(User, DesignerUserAdmin)
