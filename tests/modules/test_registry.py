@@ -1,8 +1,10 @@
 """The module registry: one file of modules/ per module type, found without a second list; the
 catalogue API generated from it; a kind declared twice refused."""
 import pytest
+import yaml
 
 from modules import registry
+from sdk import component
 from tests.conftest import ROOT
 
 REAL_KINDS = {
@@ -83,3 +85,59 @@ def test_a_kind_declared_twice_stops_start_up(tmp_path):
     ok = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env={**env, "DESIGNER_EXTRA_MODULES": ""},
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
+
+
+# --------------------------------------------------------------------------- component files
+
+
+def write_component(folder, kind="tiny_script", version=1, label="Tiny script", **extra):
+    folder.mkdir(parents=True)
+    (folder / "run.py").write_text("print('hi')\n")
+    doc = {"kind": kind, "label": label, "version": version, "command": "python run.py {outputs.out}",
+           "outputs": {"out": "folder"}, **extra}
+    (folder / "component.yaml").write_text(yaml.safe_dump(doc))
+    return folder / "component.yaml"
+
+
+def test_component_files_join_the_catalogue_and_every_version_is_kept(tmp_path):
+    write_component(tmp_path / "comps" / "v1", version=1)
+    write_component(tmp_path / "comps" / "nested" / "v3", version=3, label="Tiny script v3")
+    catalogue = registry.load((), (tmp_path / "comps", tmp_path / "no such folder"))
+    assert catalogue.versions("tiny_script") == [1, 3] and catalogue.versions("resnet") == [1]
+    assert catalogue.get("tiny_script").label == "Tiny script v3"
+    assert catalogue.get("tiny_script", 1).version == 1 and catalogue.get("tiny_script", 2) is None
+    assert catalogue.for_node({"kind": "tiny_script", "version": 1}).label == "Tiny script"
+    assert catalogue.for_node({"kind": "tiny_script"}).version == 3
+    assert catalogue.for_node({"kind": "resnet", "version": 7}) is catalogue.get("resnet")  # one version: its own
+    assert catalogue.get("tiny_script", True) is None and catalogue.get("nothing") is None
+    listed = [m for m in catalogue if m.kind == "tiny_script"]
+    assert [m.version for m in listed] == [3]  # the palette offers the latest
+    described = next(d for d in catalogue.describe() if d["kind"] == "tiny_script")
+    assert described["timeout_setting"] is True and described["category"] == "Custom components"
+    assert described["component"]["origin"].endswith("nested/v3/component.yaml")
+    assert described["component"]["digest"] == catalogue.get("tiny_script").code_digest() != ""
+    assert catalogue.get("resnet").code_digest() == "" and "component" not in catalogue.get("resnet").describe()
+
+
+def test_with_components_adds_versions_and_refuses_a_built_in_kind(tmp_path):
+    base = registry.load((), (tmp_path / "missing",))
+    write_component(tmp_path / "mine" / "a", version=2)
+    write_component(tmp_path / "more" / "b", version=5)
+    catalogue = base.with_components(registry.components_in([tmp_path / "mine"]))
+    assert catalogue.versions("tiny_script") == [2] and "tiny_script" not in base
+    more = catalogue.with_components(registry.components_in([tmp_path / "more"]))
+    assert more.versions("tiny_script") == [2, 5] and catalogue.versions("tiny_script") == [2]
+    write_component(tmp_path / "clash" / "c", kind="resnet")
+    with pytest.raises(TypeError, match=r"module kind 'resnet' is declared twice: modules\.resnet and "
+                                        r".*clash/c/component\.yaml \(version 1\)"):
+        base.with_components(registry.components_in([tmp_path / "clash"]))
+    write_component(tmp_path / "again" / "d", version=2)
+    with pytest.raises(TypeError, match=r"module kind 'tiny_script' is declared twice: .*mine/a/component\.yaml "
+                                        r"\(version 2\) and .*again/d/component\.yaml \(version 2\)"):
+        catalogue.with_components(registry.components_in([tmp_path / "again"]))
+
+
+def test_a_bad_component_file_stops_loading_naming_it(tmp_path):
+    path = write_component(tmp_path / "bad" / "x", version="two")
+    with pytest.raises(component.ComponentError, match=rf"{path}: version: expected a positive whole number, got 'two'"):
+        registry.load((), (tmp_path / "bad",))
