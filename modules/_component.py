@@ -57,7 +57,7 @@ class CommandComponent(Module):
         from training import command
 
         if ctx.world_size == 1:
-            command.run(argv, code, ctx.log_path, env=command.job_env(metrics_file, stop_file), timeout=timeout,
+            command.run(argv, code, ctx.log_path, env=command.environment(metrics_file, stop_file), timeout=timeout,
                         check_cancelled=ctx.check_cancelled, stop_requested=ctx.stop_requested, stop_file=stop_file,
                         metrics_file=metrics_file, on_metric=ctx.metric, label=spec.label)
         else:
