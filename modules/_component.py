@@ -51,7 +51,7 @@ class CommandComponent(Module):
                                      python=sys.executable)
         metrics_file, stop_file = work / metrics.METRICS_FILE, work / STOP_FILE
         timeout = ctx.run_settings.get("timeout_seconds", 0) or 0
-        ctx.log(f"runs {shlex.join(argv)}\nin {code}"
+        ctx.log(f"runs {shlex.join(argv)} in {code}"
                 + (f" ({ctx.world_size} processes)" if ctx.world_size > 1 else "")
                 + (f", timeout {timeout} s" if timeout else ""))
         from training import command

@@ -84,7 +84,7 @@ def test_a_command_runs_in_a_copy_of_its_code_with_folders_and_parameters(tmp_pa
     assert (node_dir / "code" / "script.py").is_file() and not (node_dir / "work").exists()
     log = log_text(node_dir)
     argv = [sys.executable, "script.py", "--data", str(data.path), "--out", str(result), "--times", "4", "--loud", "true"]
-    assert f"runs {shlex.join(argv)}" in log and f"in {node_dir / 'code'}" in log
+    assert f"runs {shlex.join(argv)} in {node_dir / 'code'}\n" in log
     assert "script done" in log
     assert [e.data for e in events if e.type == "metric"] == [{"name": "loss", "value": 0.25, "step": 1}]
 
