@@ -27,8 +27,11 @@ class Relay:
         shown, more = [], 0
         marker = PREFIX.encode()
         for chunk in self.log.chunks(final):
-            lines = chunk.splitlines()
             room = max(0, self.max_lines - len(shown))
+            if room == 0 and marker not in chunk:  # the common case of a chatty script: count, do not split
+                more += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+                continue
+            lines = chunk.splitlines()
             shown += [raw.decode(errors="replace") for raw in lines[:room]]
             more += len(lines) - min(room, len(lines))
             if marker in chunk:
