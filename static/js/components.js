@@ -46,25 +46,29 @@ function paramsEl(params) {
     h('tbody', {}, rows)));
 }
 
-function versionEl(kind, v) {
-  const facts = [`Added ${timeText(v.created_at)}`, v.category, v.distributed ? 'distributed' : '', `digest ${v.digest.slice(0, 12)}`];
-  return h('div', { class: 'component-version', 'data-version': v.version },
-    h('div', { class: 'version-head' }, h('h3', {}, `Version ${v.version}`),
-      button({ class: 'danger delete-version', onclick: () => onDelete(kind, v.version) }, 'Delete version')),
-    muted(facts.filter(Boolean).join(' · ')),
+/** A version: the latest open, older ones folded (their summary says what they are). */
+function versionEl(k, v, latest) {
+  const facts = [`Added ${timeText(v.created_at)}`, v.category !== k.category ? v.category : '', v.distributed ? 'distributed' : '',
+    `digest ${v.digest.slice(0, 12)}`];
+  const body = [
     v.description ? h('p', { class: 'description' }, v.description) : null,
     h('pre', { class: 'command', title: 'Command' }, v.command),
     h('div', { class: 'version-grid' },
       h('div', {}, h('h4', {}, 'Inputs'), portsEl(v.inputs, 'inputs')),
       h('div', {}, h('h4', {}, 'Outputs'), portsEl(v.outputs, 'outputs'))),
-    h('h4', {}, 'Parameters'), paramsEl(v.params));
+    h('h4', {}, 'Parameters'), paramsEl(v.params),
+    h('div', { class: 'row-actions' }, button({ class: 'danger delete-version', onclick: () => onDelete(k.kind, v.version) }, 'Delete version')),
+  ];
+  const title = [h('h3', {}, `Version ${v.version}`), h('span', { class: 'muted' }, facts.filter(Boolean).join(' · '))];
+  return h('details', { class: 'component-version', 'data-version': v.version, open: latest },
+    h('summary', {}, title), body);
 }
 
 function kindEl(k) {
   return h('section', { class: 'card component', 'data-kind': k.kind },
     h('div', { class: 'sweep-title' }, h('h2', {}, k.label, ' ', h('code', { class: 'kind' }, k.kind)),
       h('span', { class: 'muted' }, `${k.category} · ${plural(k.versions.length, 'version')} · latest ${k.latest_version}`)),
-    k.versions.map((v) => versionEl(k.kind, v)));
+    k.versions.map((v, i) => versionEl(k, v, i === 0)));
 }
 
 function show() {
