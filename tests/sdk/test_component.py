@@ -1,9 +1,9 @@
 """Component files (sdk/component.py): a valid file read back field by field; every kind of
 invalid file refused naming the file, the field and the reason; the command rendered word by
 word; the digest of the file and its code."""
+import os
 import pickle
 import sys
-import time
 
 import pytest
 import yaml
@@ -231,18 +231,19 @@ def test_the_digest_changes_with_the_code_and_the_file_and_not_otherwise(tmp_pat
     assert spec.digest() != third
 
 
-def test_the_digest_is_memoised_per_file(tmp_path):
+def test_the_digest_is_memoised_on_path_time_and_size(tmp_path):
+    """A file is hashed again only when its modification time or size changed: repeated calls
+    (each palette listing, each cache key) cost a stat per file."""
     path = write(tmp_path / "c")
-    big = path.parent / "src" / "weights.bin"
-    big.write_bytes(b"x" * (8 << 20))
     spec = component.load(path)
-    started = time.perf_counter()
-    spec.digest()
-    first = time.perf_counter() - started
-    started = time.perf_counter()
-    for _ in range(5):
-        spec.digest()
-    assert (time.perf_counter() - started) / 5 < max(first / 2, 0.002)
+    script = spec.code / "train.py"
+    first = spec.digest()
+    stat = script.stat()
+    script.write_text("print('TRAINING')\n")  # the same size...
+    os.utime(script, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # ...and time: not read again
+    assert script.stat().st_size == stat.st_size and spec.digest() == first
+    os.utime(script, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert spec.digest() != first
 
 
 def test_copy_code_makes_a_fresh_copy_without_caches(tmp_path):
