@@ -33,6 +33,7 @@ STOP_GRACE_SECONDS = 5.0  # how long the processes have to leave after SIGTERM b
 POLL_SECONDS = 0.1
 TAIL_LINES = 20  # of the output, in the error of a command that failed
 MAX_NOTES = 10  # malformed ##metric lines noted in the log, at most
+MAX_TAIL_LINE = 500  # characters of a line of the tail (the error is stored and shown whole)
 
 
 def job_env(metrics_file: Path | None, stop_file: Path | None) -> dict[str, str]:
@@ -91,7 +92,7 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
         end_group(proc)
     watch.pump(final=True)
     if code is None:
-        raise CommandTimedOut(prefixed(label, f"the command ran past its Timeout of {timeout:g} s and was ended"))
+        raise CommandTimedOut(prefixed(label, f"the command ran past its Timeout of {seconds(timeout)} s and was ended"))
     if code != 0:
         tail = watch.tail()
         raise CommandFailed(prefixed(label, f"the command {exit_text(code)}; the last lines of its output:\n{tail}"),
@@ -119,6 +120,11 @@ def _supervise(proc: subprocess.Popen, watch: _Watch, timeout: float, check_canc
             watch.note(f"(designer) asked the command to stop early: created {stop_file} (sdk.script.stop_requested())")
         if deadline is not None and time.monotonic() > deadline:
             return None
+
+
+def seconds(t: float) -> str:
+    """A timeout as a user typed it: 90, 2.5 (not 90.0, nor 1e+06)."""
+    return str(int(t)) if float(t).is_integer() else str(t)
 
 
 def exit_text(code: int) -> str:
@@ -165,7 +171,8 @@ class _Watch:
             end = f.seek(0, os.SEEK_END)
             f.seek(max(self.start, end - 64 * 1024))
             text = f.read().decode(errors="replace")
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        return "\n".join(line if len(line) <= MAX_TAIL_LINE else line[:MAX_TAIL_LINE] + " [...]"
+                         for line in text.rstrip().splitlines()[-lines:])
 
 
 def _size(path: Path | None) -> int:

@@ -77,6 +77,13 @@ def test_the_tail_holds_the_last_twenty_lines_of_this_run_only(tmp_path):
     assert log.read_text().splitlines()[0] == "12:00:00 My Script starts"  # appended to, not replaced
 
 
+def test_a_script_killed_by_a_signal_is_named_so_and_a_long_line_of_its_tail_is_cut(tmp_path):
+    with pytest.raises(CommandFailed) as e:
+        run(tmp_path, "import os, signal\nprint('x' * 100_000, flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    assert e.value.exit_code == -9 and "the command was killed by signal 9 (SIGKILL)" in str(e.value)
+    assert e.value.tail == "x" * command.MAX_TAIL_LINE + " [...]"
+
+
 def test_a_script_that_exits_0_returns_its_output_appended_to_the_log_as_it_is(tmp_path):
     log = run(tmp_path, """
         import os, sys

@@ -28,7 +28,7 @@ from designer.pipelines.launchers.relay import Relay
 from designer.pipelines.launchers.reservation import reserve_nodes
 from designer.pipelines.models import NodeLaunch, NodeRun
 from sdk import layout
-from training import launch
+from training import command, launch
 
 
 def launcher_for(noderun_id: int):
@@ -93,7 +93,7 @@ class DistributedLauncher(base.Launcher):
         if self._timed_out(step.job):
             self.terminate(step)
             self.relay.pump(final=True)
-            text = f"{self.gang.label}: ran past its Timeout of {step.job.timeout:g} s and was ended"
+            text = f"{self.gang.label}: ran past its Timeout of {command.seconds(step.job.timeout)} s and was ended"
             self.gang.say(f"{text} (every process of every node)")
             return base.Health(False, text)
         stop_file = step.job.stop_file
