@@ -278,3 +278,37 @@ def test_signed_out_visitors_are_sent_to_sign_in(client):
     assert client.get("/api/components").status_code == 401
     r = client.get("/components/")
     assert r.status_code == 302 and "/accounts/login/" in r["Location"]
+
+
+def test_an_administrator_grants_the_permission_from_the_users_list_and_sees_the_components(client, users):
+    from django.contrib.auth import get_user_model
+
+    admin = get_user_model().objects.create_user("admin", is_staff=True, is_superuser=True)
+    client.force_login(admin)
+    collaborator = users["collaborator"]
+    page = client.get("/admin/auth/user/").content.decode()
+    assert "May add components" in page and "allow_adding_components" in page
+    r = client.post("/admin/auth/user/", {"action": "allow_adding_components", "_selected_action": [collaborator.id]})
+    assert r.status_code == 302
+    assert get_user_model().objects.get(pk=collaborator.id).has_perm("pipelines.add_component")
+    page = client.get(f"/admin/auth/user/{collaborator.id}/change/").content.decode()
+    assert "| Can add component<" in page  # Django's own permission, on the user's page
+
+    client.force_login(collaborator)
+    assert upload(client, zipped(folder())).status_code == 201
+    client.force_login(admin)
+    listed = client.get("/admin/pipelines/component/").content.decode()
+    assert "my_train" in listed and "collaborator" in listed
+    assert client.get("/admin/pipelines/component/add/").status_code == 403  # uploaded on the page, where it is checked
+
+    r = client.post("/admin/auth/user/", {"action": "withdraw_adding_components", "_selected_action": [collaborator.id]})
+    assert r.status_code == 302 and not get_user_model().objects.get(pk=collaborator.id).has_perm("pipelines.add_component")
+
+
+def test_a_folder_of_more_files_than_one_request_may_send_is_refused_saying_to_send_an_archive(owner_client, allowed):
+    many = {**folder(), **{f"my_train/data/{i}.txt": b"x" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FILES)}}
+    r = folder_upload(owner_client, many)
+    assert r.status_code == 400 and r["Content-Type"] == "application/json"
+    assert r.json()["error"] == (f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request: "
+                                 "upload an archive of the component's folder instead")
+    assert upload(owner_client, zipped(many)).status_code == 201  # as an archive: fine
