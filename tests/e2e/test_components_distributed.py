@@ -1,0 +1,83 @@
+"""The DistributedDataParallel example (examples/components/ddp_train) on two real Celery workers:
+1 node x 2 processes and 2 nodes x 1 process. Each process reads its process group from the
+environment; each writes its own 70_driver_log_<rank>.txt with the right RANK, WORLD_SIZE,
+LOCAL_RANK and NODE_RANK; the launcher writes 70_mpi_log.txt; rank 0's `##metric` lines are the
+node's metrics; rank 0's ModelDirectory feeds Score Image Model. Two epochs on 60 digits."""
+import os
+import re
+import time
+
+import pytest
+
+from designer.engine import statuses
+from designer.pipelines import runs
+from designer.pipelines.models import NodeLaunch, Worker
+from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
+from tests.e2e.component_pipes import check_model_and_scores, digits_dataset, logs_of, metric_steps, trained_and_scored
+from tests.workers import registered
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# rendezvous ports of this module's workers (apart from tests/pipelines/test_distributed.py's)
+PORTS = list(range(29300 + os.getpid() % 200 * 2, 29300 + os.getpid() % 200 * 2 + 2))
+ENVIRONMENT = re.compile(r"environment: MASTER_ADDR=(\S+) MASTER_PORT=(\d+) NODE_RANK=(\d+) WORLD_SIZE=(\d+) "
+                         r"RANK=(\d+) LOCAL_RANK=(\d+)")
+
+
+@pytest.fixture(scope="module")
+def two_workers(django_db_setup, django_db_blocker):
+    # OMP_WAIT_POLICY: idle OpenMP threads sleep instead of spinning on the cores the ranks share
+    env = {"DISTRIBUTED_PORTS": f"{PORTS[0]}-{PORTS[-1]}", "DISTRIBUTED_START_SECONDS": "30",
+           "WORKER_CPUS": str(max(os.cpu_count() or 1, 2)), "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"}
+    with django_db_blocker.unblock():
+        workers = [CeleryWorker(name, concurrency=2, log_dir=TEST_DATA, extra_env=env) for name in ("ddp-a", "ddp-b")]
+        for w in workers:
+            w.wait_ready()
+    yield workers
+    for w in workers:
+        w.stop()
+
+
+@pytest.fixture
+def workers(two_workers, transactional_db):
+    return registered(two_workers)
+
+
+@pytest.mark.parametrize(("nodes", "processes"), [(1, 2), (2, 1)])
+def test_the_ddp_script_runs_on_two_real_workers_with_a_driver_log_per_rank(workers, users, tmp_path, nodes, processes):
+    owner = users["owner"]
+    doc = trained_and_scored("ddp_train", digits_dataset(tmp_path, owner),
+                             run_settings={"node_count": nodes, "process_count_per_node": processes})
+    started = time.monotonic()
+    run = wait_for_run(runs.submit(owner, doc).id, timeout=240)
+    train = run.nodes.get(node_id="train")
+    assert run.status == statuses.COMPLETED, {n.node_id: n.error for n in run.nodes.all() if n.error}
+    print(f"ddp_train {nodes} x {processes}: {time.monotonic() - started:.0f} s")
+
+    launches = list(NodeLaunch.objects.filter(noderun=train))
+    assert len(launches) == nodes and all(x.status == "exited" and x.exit_code == 0 for x in launches)
+    if nodes == 2:  # one worker is one node
+        assert sorted(x.worker.hostname for x in launches) == sorted(w.hostname for w in workers)
+    logs = logs_of(run)
+    assert (logs / "70_mpi_log.txt").is_file()
+    masters = set()
+    for rank in (0, 1):
+        text = (logs / f"70_driver_log_{rank}.txt").read_text()
+        found = ENVIRONMENT.search(text)
+        assert found, text[:3000]
+        master_addr, master_port, node_rank, world, got_rank, local_rank = found.groups()
+        masters.add((master_addr, master_port))
+        expected_node, expected_local = (rank, 0) if nodes == 2 else (0, rank)
+        assert (int(node_rank), int(world), int(got_rank), int(local_rank)) == (expected_node, 2, rank, expected_local), \
+            found.group(0)
+        assert f"process group: rank {rank} of 2" in text and "backend gloo" in text, text[:3000]
+        assert f"rank {rank}: epoch 2/2" in text and "30 of 60 training images" in text, text[-3000:]
+        assert ("rank 0 wrote the model" in text) == (rank == 0)
+    assert len(masters) == 1  # one rendezvous for both
+    # rank 0's ##metric lines, once per epoch (rank 1's are not counted)
+    steps = metric_steps(run)
+    for name in ("training_loss", "training_accuracy", "validation_loss", "validation_accuracy"):
+        assert steps.get(name) == [1, 2], steps
+    info = check_model_and_scores(run)
+    assert info["world_size"] == 2
+    assert not Worker.objects.filter(reserved_by__isnull=False).exists()
