@@ -44,6 +44,8 @@ def test_metric_lines_are_metrics_even_past_the_cap_and_a_malformed_one_is_text(
     log.write_text("\n".join(body) + "\n")
     Relay(ctx, None, log).pump()
     assert ctx.metrics == [("loss", 0.5, 1, 2), ("accuracy", 0.9, 1, 2)]
+    assert ctx.logs[0].splitlines()[-2:] == ["rank 0: ... 302 more lines: see 70_driver_log_0.txt",
+                                             "rank 0: (designer) line ignored: ##metric: the value of loss is not a number: 'bad'"]
 
 
 def test_the_metrics_file_is_relayed_line_by_line(tmp_path):

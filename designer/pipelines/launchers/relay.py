@@ -12,6 +12,7 @@ from pathlib import Path
 from sdk.formats.metrics import PREFIX, Follower, parse_line
 
 MAX_LINES_PER_PUMP = 200
+MAX_NOTES = 10  # malformed ##metric lines noted, at most
 
 
 class Relay:
@@ -21,6 +22,8 @@ class Relay:
         self.log = Follower(rank0_log)
         self.log_name = Path(rank0_log).name
         self.max_lines = max_lines
+        self.notes = 0
+        self.pending: list[str] = []  # notes about malformed ##metric lines, logged after the lines
 
     def pump(self, final: bool = False) -> None:
         """Relay what was appended since the last pump (`final`: also a last line without its newline)."""
@@ -36,9 +39,11 @@ class Relay:
             more += len(lines) - min(room, len(lines))
             if marker in chunk:
                 self._metric_lines(raw for raw in lines if marker in raw)
+        if more:
+            shown.append(f"... {more} more lines: see {self.log_name}")
+        shown += self.pending
+        self.pending = []
         if shown:
-            if more:
-                shown.append(f"... {more} more lines: see {self.log_name}")
             self.ctx.log("\n".join(f"rank 0: {line}" for line in shown))
         for m in self.metrics.metrics(final):
             self.ctx.metric(m["name"], m["value"], m["step"], m["steps"])
@@ -47,7 +52,10 @@ class Relay:
         for raw in lines:
             try:
                 figures = parse_line(raw.decode(errors="replace"))
-            except ValueError:
-                continue  # the line itself is in the log: a malformed one is plain text
+            except ValueError as e:
+                if self.notes < MAX_NOTES:  # the line itself is in the log: say why it is no metric
+                    self.notes += 1
+                    self.pending.append(f"(designer) line ignored: {e}")
+                continue
             for m in figures:
                 self.ctx.metric(m["name"], m["value"], m["step"], m["steps"])
