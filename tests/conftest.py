@@ -22,6 +22,9 @@ TEST_DATA = Path(tempfile.mkdtemp(prefix="test-", dir=ROOT / "var"))
 if not os.environ.get("KEEP_TEST_DATA"):
     atexit.register(shutil.rmtree, TEST_DATA, ignore_errors=True)
 os.environ.setdefault("DESIGNER_EXTRA_MODULES", "tests.toy_modules")
+# the examples' components, and small test components (tests/components) every process offers
+os.environ.setdefault("DESIGNER_COMPONENT_DIRS", os.pathsep.join([str(ROOT / "examples" / "components"),
+                                                                  str(ROOT / "tests" / "components")]))
 os.environ.setdefault("DESIGNER_DATA_DIR", str(TEST_DATA))
 os.environ.setdefault("ARTIFACT_ROOT", str(TEST_DATA / "artifacts"))
 os.environ.setdefault("HEARTBEAT_SECONDS", "0.5")

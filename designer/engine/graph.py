@@ -20,7 +20,9 @@ from sdk.declarations import compatible, not_finite
 
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64
-RUN_SETTING_LABELS = {"node_count": "Node count", "process_count_per_node": "Process count per node"}
+RUN_SETTING_LABELS = {"node_count": "Node count", "process_count_per_node": "Process count per node",
+                      "timeout_seconds": "Timeout (seconds)"}
+MAX_TIMEOUT_SECONDS = 30 * 24 * 3600  # 0: no limit
 
 
 @lru_cache(maxsize=1)
@@ -103,7 +105,7 @@ def unstorable_problems(doc: dict, catalogue=None) -> list[Problem]:
         node = doc["nodes"][where[1]] if where[:1] == ("nodes",) else None
         nid = None if node is None else str(node.get("id"))
         if node is not None and len(where) == 4 and where[2] == "parameters":
-            module = catalogue.get(node.get("kind")) if catalogue is not None else None
+            module = catalogue.for_node(node) if catalogue is not None else None
             param = module.param(where[3]) if module is not None else None
             label = f"{module.label}: {param.label}" if param else f"{node.get('kind')}: {where[3]}"
             problems.append(Problem(f"{label}: {reason}", "bad_value", node=nid, param=where[3]))
@@ -147,8 +149,12 @@ def validate(doc: dict, catalogue) -> list[Problem]:
 
 def _node_problems(node: dict, catalogue) -> list[Problem]:
     nid = node["id"]
-    module = catalogue.get(node["kind"])
+    module = catalogue.for_node(node)
     if module is None:
+        versions = catalogue.versions(node["kind"])
+        if versions:  # a pinned component version that is gone
+            return [Problem(f"{node['kind']!r} version {node.get('version')} is not available (versions: "
+                            f"{', '.join(map(str, versions))}): remove the node and add it again from the palette", "unknown_kind", node=nid)]
         return [Problem(f"unknown module kind {node['kind']!r}: no module of that kind is installed", "unknown_kind", node=nid)]
     problems = []
     for name, value in node.get("parameters", {}).items():
@@ -160,9 +166,21 @@ def _node_problems(node: dict, catalogue) -> list[Problem]:
         error = param.check(value)
         if error:
             problems.append(Problem(f"{param.label}: {error}", "bad_value", node=nid, param=name))
+    return problems + _run_setting_problems(node, module)
+
+
+def _run_setting_problems(node: dict, module) -> list[Problem]:
+    problems, nid = [], node["id"]
     for name, value in node.get("run_settings", {}).items():
         label = RUN_SETTING_LABELS.get(name, name)
-        if not module.distributed and value != 1:
+        if name == "timeout_seconds":
+            if not module.timeout_setting and value != 0:
+                problems.append(Problem(f"{module.label} has no Timeout run setting: {label} must be 0", "bad_value",
+                                        node=nid, param=name))
+            elif not 0 <= value <= MAX_TIMEOUT_SECONDS:
+                problems.append(Problem(f"{module.label}: {label} is {value}: must be between 0 (no limit) and "
+                                        f"{MAX_TIMEOUT_SECONDS} (30 days)", "bad_value", node=nid, param=name))
+        elif not module.distributed and value != 1:
             problems.append(Problem(f"{module.label} runs as a single process: {label} must be 1", "bad_value", node=nid, param=name))
         elif not 1 <= value <= MAX_RUN_SETTING:
             problems.append(Problem(f"{module.label}: {label} is {value}: must be between 1 and {MAX_RUN_SETTING}",
@@ -190,7 +208,7 @@ def _link_problems(doc: dict, nodes: dict, catalogue) -> list[Problem]:
             problems.append(Problem(f"input is fed twice (links {fed[key]!r} and {lid!r})", "fed_twice", node=key[0], port=key[1], link=lid))
         fed.setdefault(key, lid)
     for nid, node in nodes.items():
-        module = catalogue.get(node["kind"])
+        module = catalogue.for_node(node)
         for port in module.inputs if module else []:
             if not port.optional and (nid, port.name) not in fed:
                 problems.append(Problem(f"required input {port.label!r} ({port.type}) is not connected", "missing_input", node=nid, port=port.name))
@@ -202,7 +220,7 @@ def _endpoint(end: dict, nodes: dict, catalogue, side: str, lid: str, problems: 
     if node is None:
         problems.append(Problem(f"links to node {end['node']!r}, which does not exist", "missing_node", link=lid))
         return None
-    module = catalogue.get(node["kind"])
+    module = catalogue.for_node(node)
     if module is None:
         return None  # already reported as an unknown kind
     port = (module.output if side == "outputs" else module.input)(end["port"])
@@ -242,6 +260,16 @@ def upstream_of(doc: dict) -> dict[str, set[str]]:
     for link in doc["links"]:
         up[link["to"]["node"]].add(link["from"]["node"])
     return up
+
+
+def pin_versions(doc: dict, catalogue) -> dict:
+    """Each component node without a version gets the latest one (in place; returned): a pipeline
+    keeps the version it was saved or submitted with when a new one is added."""
+    for node in doc.get("nodes", []):
+        module = catalogue.get(node.get("kind")) if isinstance(node, dict) and "version" not in node else None
+        if module is not None and module.component is not None:
+            node["version"] = module.version
+    return doc
 
 
 def check(doc: dict, catalogue) -> dict:

@@ -65,7 +65,7 @@ def _bindings(doc: dict, catalogue) -> Iterator[tuple[str, type, str, str]]:
     """(node id, module, module parameter name, pipeline parameter name) of every binding of a
     node whose module is installed (an unknown kind is graph.validate()'s problem)."""
     for node in doc["nodes"]:
-        module = catalogue.get(node["kind"])
+        module = catalogue.for_node(node)
         if module is None:
             continue
         for module_param, name in node.get("bindings", {}).items():
@@ -188,7 +188,7 @@ def resolve(doc: dict, values: dict | None, catalogue) -> dict:
     run = copy.deepcopy(doc)
     run["parameter_values"] = frozen
     for node in run["nodes"]:
-        module = catalogue.get(node["kind"])
+        module = catalogue.for_node(node)
         for module_param, name in node.get("bindings", {}).items():
             param = module.param(module_param) if module else None  # an unknown kind: the run says so
             node.setdefault("parameters", {})[module_param] = param.normalise(frozen[name]) if param else frozen[name]
@@ -245,7 +245,7 @@ def metrics(doc: dict, catalogue) -> set[str]:
     """The metric names the document's modules emit (what a sweep may optimise)."""
     found = set()
     for node in doc["nodes"]:
-        module = catalogue.get(node["kind"])
+        module = catalogue.for_node(node)
         if module is not None:
             found.update(getattr(module, "metrics", ()))
     return found

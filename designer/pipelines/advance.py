@@ -57,7 +57,7 @@ def _apply(run: Run, g: s.RunGraph, nodes: dict[str, NodeRun], decision, queued:
     """Store one decision; return the nodes that changed again (reused: done at once)."""
     changed = []
     now = timezone.now()
-    catalogue = get_catalogue()
+    catalogue = get_catalogue(run.owner_id)
     for node_id in decision.not_run:
         transition(nodes[node_id], st.PENDING, st.NOT_RUN, finished_at=now)
     for node_id in decision.ready:
@@ -87,10 +87,10 @@ def _update_run(run: Run) -> None:
 def _queue_or_reuse(run: Run, g: s.RunGraph, catalogue, nr: NodeRun, nodes: dict[str, NodeRun]) -> bool:
     """Reuse an earlier identical output (True), or queue the node with its message owed."""
     node = g.nodes[nr.node_id]
-    module = catalogue.get(node["kind"])
+    module = catalogue.for_node(node)
     inputs = {port: nodes[up].output_ids[out] for port, (up, out) in g.inputs[nr.node_id].items()}
-    run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})} if module.distributed else None
-    key = cache.cache_key(module.kind, module.version, module.resolved_params(node.get("parameters", {})), inputs, run_settings)
+    key = cache.cache_key(module.kind, module.version, module.resolved_params(node.get("parameters", {})), inputs,
+                          _processes(module, node), module.code_digest())
     earlier = None if node.get("regenerate_output") else _reusable(run.owner_id, key)
     twin = None if earlier or node.get("regenerate_output") else _in_flight(run, key)
     if twin is not None:
@@ -108,6 +108,15 @@ def _queue_or_reuse(run: Run, g: s.RunGraph, catalogue, nr: NodeRun, nodes: dict
         return False
     transition(nr, st.PENDING, st.QUEUED, cache_key=key, queued_at=now, send_due_at=now, send_error="", waits_for=None)
     return False
+
+
+def _processes(module, node: dict) -> dict | None:
+    """Node count and Process count per node of a distributed module (4 processes do not train
+    what 1 trains); its Timeout changes nothing it computes."""
+    if not module.distributed:
+        return None
+    given = node.get("run_settings", {})
+    return {name: given.get(name, 1) for name in ("node_count", "process_count_per_node")}
 
 
 def transition(nr: NodeRun, old: str, new: str, **fields) -> bool:

@@ -77,7 +77,7 @@ def body_json(request) -> dict:
 
 @api("GET")
 def module_list(request):
-    return JsonResponse({"modules": get_catalogue().describe()})
+    return JsonResponse({"modules": get_catalogue(request.user).describe()})
 
 
 @api("POST")
@@ -86,7 +86,7 @@ def validate(request):
         doc = graph.parse_text(request.body)
     except graph.PipelineInvalid as e:
         return JsonResponse({"valid": False, "problems": [p.as_dict() for p in e.problems]})
-    problems = graph.validate(doc, get_catalogue())
+    problems = graph.validate(doc, get_catalogue(request.user))
     return JsonResponse({"valid": not problems, "problems": [p.as_dict() for p in problems]})
 
 
@@ -100,7 +100,7 @@ def pipeline_json(p: Pipeline, with_draft=True, problems: list | None = None) ->
          "nodes": len(p.draft.get("nodes", []))}
     if with_draft:
         d["draft"] = p.draft
-        d["problems"] = [x.as_dict() for x in (drafts.problems(p.draft) if problems is None else problems)]
+        d["problems"] = [x.as_dict() for x in (drafts.problems(p.draft, p.owner_id) if problems is None else problems)]
     return d
 
 

@@ -1,8 +1,56 @@
-"""The module catalogue of this installation (the modules/ package plus configured extras)."""
+"""The module catalogue a user sees: the modules/ package, the configured extra packages, the
+component files of the settings folders (COMPONENT_DIRS), and the components the user uploaded
+(components.py). A kind keeps every version: a pipeline's node pins the one it was saved with
+(`"version"` in its JSON), and the palette offers the latest."""
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+
 from django.conf import settings
+from django.core import checks
 
+from designer.engine import paths
+from designer.pipelines.component_models import Component
 from modules import registry
+from modules._component import component_module
+from sdk import component
+
+logger = logging.getLogger(__name__)
 
 
-def get_catalogue() -> registry.Catalogue:
-    return registry.load(settings.EXTRA_MODULE_PACKAGES)
+def get_catalogue(owner=None) -> registry.Catalogue:
+    """Every module type offered to `owner` (a user or a user id); None: the installation's own
+    (built-in modules and the settings folders' components), which every user sees."""
+    base = registry.load(settings.EXTRA_MODULE_PACKAGES, settings.COMPONENT_DIRS)
+    if owner is None:
+        return base
+    owner_id = owner if isinstance(owner, int) else owner.pk
+    rows = Component.objects.filter(owner_id=owner_id).only("pk", "folder", "file", "digest", "kind")
+    # a kind the installation offers since (a settings folder's component added later) wins
+    mine = [row for row in rows if row.kind not in base]
+    return base.with_components([m for row in mine if (m := _module_of(row.pk, row.folder, row.file, row.digest))])
+
+
+def check_module_catalogue(app_configs=None, **kwargs):
+    """A module file that cannot be loaded (a kind declared twice, an import error) or a bad
+    component file of COMPONENT_DIRS (named: file, field, reason) stops `migrate`, `runserver`
+    and the other commands at start-up, not at the first page."""
+    try:
+        get_catalogue()
+    except Exception as e:  # any failure to load a module or component file is reported as is
+        return [checks.Error(f"the module catalogue cannot be loaded: {type(e).__name__}: {e}",
+                             hint="fix the file named, or DESIGNER_EXTRA_MODULES / DESIGNER_COMPONENT_DIRS",
+                             id="pipelines.E001")]
+    return []
+
+
+@lru_cache(maxsize=1024)
+def _module_of(pk: int, folder: str, file: str, digest: str):
+    """The module type of an uploaded component version (its files never change: read once)."""
+    try:
+        spec = component.load(paths.inside(paths.component_folder(settings.ARTIFACT_ROOT, folder), file))
+    except (component.ComponentError, paths.OutsideFolder, OSError) as e:  # removed or damaged on disk
+        logger.warning("component %s cannot be loaded: %s", pk, e)
+        return None
+    return component_module(spec, origin="uploaded")

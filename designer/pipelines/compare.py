@@ -58,7 +58,7 @@ def owned_runs(user, ids: list[int]) -> list[Run]:
 
 def compare(user, given: list[str]) -> dict:
     runs = owned_runs(user, run_ids(given))
-    catalogue = get_catalogue()
+    catalogue = get_catalogue(user)
     return {"runs": [run_entry(r) for r in runs], "differences": differences(runs, catalogue),
             "metrics": metrics(runs, catalogue)}
 

@@ -71,13 +71,14 @@ def node_run(user, run_pk, node_id) -> NodeRun:
     return get_object_or_404(NodeRun.objects.select_related("reused_from"), run=run, node_id=node_id)
 
 
-def problems(draft: dict) -> list:
+def problems(draft: dict, owner) -> list:
     """A stored draft's problems (none listed if it does not even have the file's shape)."""
-    return [] if graph.schema_problems(draft) else graph.validate(draft, get_catalogue())
+    return [] if graph.schema_problems(draft) else graph.validate(draft, get_catalogue(owner))
 
 
-def checked(doc) -> tuple[dict, list]:
-    """A draft may have semantic problems (it is being edited) but must have the right shape."""
+def checked(doc, owner) -> tuple[dict, list]:
+    """A draft may have semantic problems (it is being edited) but must have the right shape.
+    Its component nodes are pinned to the version they are saved with (graph.pin_versions)."""
     try:
         doc = graph.upgrade(doc)
     except graph.PipelineInvalid as e:
@@ -85,10 +86,11 @@ def checked(doc) -> tuple[dict, list]:
     shape = graph.schema_problems(doc)
     if shape:
         raise Unreadable("the pipeline does not follow the file format", shape)
-    unstorable = graph.unstorable_problems(doc, get_catalogue())
+    catalogue = get_catalogue(owner)
+    unstorable = graph.unstorable_problems(doc, catalogue)
     if unstorable:  # a draft may hold a wrong value, but not one the database cannot store
         raise DraftError(f"the pipeline holds {len(unstorable)} value(s) that are not numbers", unstorable)
-    return doc, graph.validate(doc, get_catalogue())
+    return graph.pin_versions(doc, catalogue), graph.validate(doc, catalogue)
 
 
 def export_text(p: Pipeline) -> str:
@@ -101,7 +103,7 @@ def export_text(p: Pipeline) -> str:
 
 def create(owner, name: str | None = None, draft=None) -> tuple[Pipeline, list]:
     """A new pipeline (empty unless `draft` is given) and its draft's problems."""
-    draft, found = checked(copy.deepcopy(EMPTY_PIPELINE) if draft is None else draft)
+    draft, found = checked(copy.deepcopy(EMPTY_PIPELINE) if draft is None else draft, owner)
     p = Pipeline.objects.create(owner=owner, name=_name(name, draft.get("name")), draft=draft)
     return p, found
 
@@ -117,7 +119,8 @@ def read_document(raw: bytes | str, what: str = "the file") -> dict:
 def import_document(owner, doc: dict, what: str = "the file", name: str = IMPORTED_NAME) -> Pipeline:
     """A new pipeline of a read document, only if it has no problem at all (then every problem is
     listed and nothing is created). `name`: used when the document names none."""
-    found = graph.validate(doc, get_catalogue())
+    catalogue = get_catalogue(owner)
+    found = graph.validate(graph.pin_versions(doc, catalogue), catalogue)
     if found:
         raise DraftError(f"{what} cannot be imported: {len(found)} problem(s)", found)
     return Pipeline.objects.create(owner=owner, name=_name(doc.get("name"), name), draft=doc)
@@ -138,7 +141,7 @@ def save(p: Pipeline, revision, draft=None, name: str | None = None) -> list | N
     # update() skips auto_now: the list of pipelines shows the last saved first
     fields = {"revision": revision + 1, "updated_at": timezone.now()}
     if draft is not None:
-        fields["draft"], found = checked(draft)
+        fields["draft"], found = checked(draft, p.owner_id)
     if name:
         fields["name"] = _name(name)
     if not Pipeline.objects.filter(pk=p.pk, revision=revision).update(**fields):

@@ -31,14 +31,14 @@ def execute_noderun(noderun_id: int) -> list[int]:
     nr = NodeRun.objects.select_related("run").defer("run__snapshot").filter(pk=noderun_id).first()
     if nr is None:
         return []  # its run was deleted while the task waited in the queue
-    module = get_catalogue().get(nr.kind)
+    node = run_graph(nr.run).nodes[nr.node_id]
+    module = get_catalogue(nr.run.owner_id).for_node(node)
     if module.distributed and nr.status == st.QUEUED and routing.forward_if_unfit(nr, workers.current_name()):
         return []  # this worker cannot be its node 0: handed on to one that can
     now = timezone.now()
     if not transition(nr, st.QUEUED, st.RUNNING, started_at=now, heartbeat_at=now, worker=workers.current(),
                       send_due_at=None):
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
-    node = run_graph(nr.run).nodes[nr.node_id]
     buffer = events.Buffer(nr.run_id)
     watch = policy.Watch(nr, buffer.add)  # a sweep's trial: its policy may end the training early
     launcher = launcher_for(nr.pk) if module.distributed else None

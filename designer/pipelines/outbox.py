@@ -87,7 +87,7 @@ def _resend_allowed() -> bool:
 
 def _route(nr: NodeRun) -> dict:
     """A distributed node goes to a worker that can be its node 0 (routing.route_for)."""
-    return routing.route_for(nr) if routing.is_distributed(nr.kind) else {}
+    return routing.route_for(nr) if routing.is_distributed(nr) else {}
 
 
 def waiting_for_broker(run_id: int) -> str:

@@ -15,18 +15,29 @@ from designer.pipelines.models import NodeRun, Run, Worker
 from designer.pipelines.rungraph import run_graph
 
 
-def is_distributed(kind: str) -> bool:
-    module = get_catalogue().get(kind)
+def is_distributed(nr: NodeRun) -> bool:
+    builtin = get_catalogue().get(nr.kind)  # built-in and settings-folder kinds: no query
+    if builtin is not None:
+        return builtin.distributed
+    node = _node_of(nr)
+    module = get_catalogue(_run_of(nr).owner_id).for_node(node) if node else None
     return bool(module and module.distributed)
+
+
+def _run_of(nr: NodeRun) -> Run:
+    # the run's DAG is kept per process: the snapshot (megabytes for a big pipeline) is read once
+    return nr.run if NodeRun.run.is_cached(nr) else Run.objects.defer("snapshot").get(pk=nr.run_id)
+
+
+def _node_of(nr: NodeRun) -> dict | None:
+    return run_graph(_run_of(nr)).nodes.get(nr.node_id)
 
 
 def run_settings_of(nr: NodeRun) -> tuple[int, int]:
     """(Node count, Process count per node) of a node; (1, 1) for a module that is not distributed."""
-    if not is_distributed(nr.kind):
+    if not is_distributed(nr):
         return 1, 1
-    # the run's DAG is kept per process: the snapshot (megabytes for a big pipeline) is read once
-    run = nr.run if NodeRun.run.is_cached(nr) else Run.objects.defer("snapshot").get(pk=nr.run_id)
-    rs = run_graph(run).nodes.get(nr.node_id, {}).get("run_settings") or {}
+    rs = _node_of(nr).get("run_settings") or {}
     return int(rs.get("node_count", 1)), int(rs.get("process_count_per_node", 1))
 
 

@@ -49,8 +49,9 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
 
     Raises graph.PipelineInvalid (every problem) when the document cannot run.
     """
-    catalogue = get_catalogue()
-    doc = parameters.resolve(graph.check(graph.upgrade(doc), catalogue), values, catalogue)
+    catalogue = get_catalogue(owner)
+    doc = graph.pin_versions(graph.upgrade(doc), catalogue)  # the snapshot names the version that runs
+    doc = parameters.resolve(graph.check(doc, catalogue), values, catalogue)
     doc = datasets.bind(owner, doc)  # a Dataset node may only read its owner's file
     doc = registry.bind(owner, doc)  # a Registered model node, only its owner's versions
     if regenerate:

@@ -41,11 +41,12 @@ class SweepInvalid(ValueError):
 # ---------------------------------------------------------------- starting
 
 
-def check(doc: dict, raw_config, values: dict | None = None) -> tuple[dict, sweep_config.SweepConfig]:
-    """The pipeline (checked, migrated) and its sweep configuration; SweepInvalid names every problem."""
-    catalogue = get_catalogue()
+def check(owner, doc: dict, raw_config, values: dict | None = None) -> tuple[dict, sweep_config.SweepConfig]:
+    """The pipeline (checked, migrated, its components pinned) and its sweep configuration;
+    SweepInvalid names every problem."""
+    catalogue = get_catalogue(owner)
     try:
-        doc = graph.check(graph.upgrade(doc), catalogue)
+        doc = graph.check(graph.pin_versions(graph.upgrade(doc), catalogue), catalogue)
     except graph.PipelineInvalid as e:
         raise SweepInvalid(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
     try:
@@ -65,7 +66,7 @@ def check(doc: dict, raw_config, values: dict | None = None) -> tuple[dict, swee
 def start(owner, doc: dict, raw_config, pipeline: Pipeline | None = None, name: str | None = None,
           values: dict | None = None) -> Sweep:
     """Store a sweep and start its first trials. Raises SweepInvalid."""
-    doc, config = check(doc, raw_config, values)
+    doc, config = check(owner, doc, raw_config, values)
     swept = {e.name for e in config.parameter_space}
     deadline = (timezone.now() + timedelta(minutes=config.max_duration_minutes)) if config.max_duration_minutes else None
     study_name = f"designer-sweep-{uuid.uuid4().hex}"

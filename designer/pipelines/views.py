@@ -114,7 +114,7 @@ def pipeline_delete(request, pk):
 @require_GET
 def designer(request, pk):
     p = drafts.owned(request.user, pk)
-    catalogue = get_catalogue()
+    catalogue = get_catalogue(request.user)
     categories: dict[str, list] = {}
     for m in catalogue:
         categories.setdefault(m.category or "Other", []).append(m)
@@ -123,7 +123,7 @@ def designer(request, pk):
         "p": p, "categories": categories, "datasets": datasets, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
                  "datasets": datasets, "statuses": statuses.for_page(),
-                 "problems": [x.as_dict() for x in drafts.problems(p.draft)]},
+                 "problems": [x.as_dict() for x in drafts.problems(p.draft, p.owner_id)]},
     })
 
 
@@ -140,7 +140,8 @@ def node_pane(request, pk):
         kind = node["kind"]
     except (ValueError, KeyError, TypeError):
         return HttpResponseBadRequest("`node` must be a node of the pipeline, as JSON")
-    module = get_catalogue().get(kind)
+    catalogue = get_catalogue(request.user)
+    module = catalogue.for_node(node)
     values = node.get("parameters") or {}
     bindings = node.get("bindings") if isinstance(node.get("bindings"), dict) else {}
     fields = []
@@ -155,7 +156,9 @@ def node_pane(request, pk):
     return render(request, "pipelines/_pane.html", {
         "node": node, "module": module, "fields": fields, "stray_bindings": stray,
         "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
-        "max_run_setting": graph.MAX_RUN_SETTING,
+        "timeout_seconds": settings.get("timeout_seconds", 0), "max_timeout": graph.MAX_TIMEOUT_SECONDS,
+        "max_run_setting": graph.MAX_RUN_SETTING, "latest_version": max(catalogue.versions(kind), default=None),
+        "origin": "uploaded by you" if module and module.component and kind not in get_catalogue() else "installed on this server",
     })
 
 

@@ -19,6 +19,7 @@ export const copyOf = (x) => JSON.parse(JSON.stringify(x));
 export function nodeDoc(id, data) {
   const d = data || {};
   const doc = { id, kind: d.kind, parameters: { ...(d.parameters || {}) } };
+  if (d.version) doc.version = d.version; // a component's version, pinned by the server at save
   if (d.run_settings && Object.keys(d.run_settings).length) doc.run_settings = { ...d.run_settings };
   if (d.comment) doc.comment = d.comment;
   if (d.regenerate_output) doc.regenerate_output = true;
@@ -67,12 +68,14 @@ export function newNodeId(taken) {
   return `n${k}`;
 }
 
-/** A new node of a module: its parameters' defaults, and the dataset of a dataset node. */
+/** A new node of a module: its parameters' defaults, the dataset of a dataset node, a component's version. */
 export function newNodeDoc(module, taken, datasetId) {
   const parameters = {};
   for (const p of module.params) if (p.default !== null && p.default !== undefined) parameters[p.name] = p.default;
   if (datasetId) parameters.dataset = Number(datasetId);
-  return { id: newNodeId(taken), kind: module.kind, parameters };
+  const doc = { id: newNodeId(taken), kind: module.kind, parameters };
+  if (module.component) doc.version = module.version; // kept when a newer version is added later
+  return doc;
 }
 
 /**

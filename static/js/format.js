@@ -40,3 +40,17 @@ export const datasetName = (fileName) => fileName.replace(/\.(zip|tar|tgz|tar\.g
 export const urlPath = (path) => path.split('/').map(encodeURIComponent).join('/');
 
 export const bytes = (n) => `${n.toLocaleString()} bytes`;
+
+// a log longer than this shows its end only (a script may print millions of lines): the page
+// stays responsive, and the whole file is one click away (download)
+export const LOG_TAIL_BYTES = 512 * 1024;
+
+/** Where to read a log of `size` bytes from when it is first shown: its last LOG_TAIL_BYTES. */
+export const tailStart = (size) => Math.max(0, size - LOG_TAIL_BYTES);
+
+/** `text` cut to its last `limit` characters, at a line start. */
+export function keepTail(text, limit = 2 * LOG_TAIL_BYTES) {
+  if (text.length <= limit) return text;
+  const cut = text.indexOf('\n', text.length - limit);
+  return cut < 0 ? text.slice(-limit) : text.slice(cut + 1);
+}

@@ -2,7 +2,7 @@
  * followed as it grows; "Register model" for a trained model) and Visualize (an htmx fragment from the server). */
 import { $, h, muted } from './dom.js';
 import { api, errorOf, paths } from './api.js';
-import { bytes, urlPath } from './format.js';
+import { LOG_TAIL_BYTES, bytes, keepTail, tailStart, urlPath } from './format.js';
 import { statusLabel } from './statuses.js';
 import { nodeStatus } from './runstate.js';
 import { registerButton } from './registerdialog.js';
@@ -21,7 +21,6 @@ export function runAndNode(panel, view) {
 }
 
 const download = (href, text) => h('a', { href, download: '' }, text);
-
 /** The Outputs + logs tab. view: {run(), node(), tab()}; book: the statuses. */
 export function outputsTab(view, book) {
   let logTimer = null;
@@ -33,7 +32,8 @@ export function outputsTab(view, book) {
     const logLink = (name) => h('li', {}, download(`${base}/files/logs/${urlPath(name)}`, `download ${name}`));
     const links = h('ul', { class: 'files' }, logs.map(logLink));
     const none = logs.length ? null : h('p', { class: 'muted', id: 'no-log' }, 'No log yet.');
-    const tail = { offset: 0, file: logs[0] };
+    const note = h('p', { class: 'muted log-note', id: 'log-note', hidden: true });
+    const tail = { offset: 0, file: logs[0], first: true };
     const shown = () => pre.isConnected && view.tab() === 'outputs' && view.node() && view.node().id === sel.node;
 
     async function pump() {
@@ -41,9 +41,18 @@ export function outputsTab(view, book) {
       if (tail.file) q.set('file', tail.file);
       const r = await api('GET', `${base}/log?${q}`);
       if (!r.ok || !shown()) return;
+      if (tail.first && tailStart(r.data.size) > tail.offset) { // a long log: show its end
+        tail.first = false;
+        tail.offset = tailStart(r.data.size);
+        note.hidden = false;
+        note.textContent = `A long log (${(r.data.size / 1048576).toFixed(1)} MB): shown from its last ${LOG_TAIL_BYTES / 1024} KB, and as it grows; download it below for the whole.`;
+        logTimer = setTimeout(pump, 0);
+        return;
+      }
+      tail.first = false;
       if (r.data.text) {
         const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-        pre.textContent += r.data.text;
+        pre.textContent = keepTail(pre.textContent + r.data.text);
         if (atEnd) pre.scrollTop = pre.scrollHeight;
       }
       tail.offset = r.data.next_offset;
@@ -57,8 +66,14 @@ export function outputsTab(view, book) {
       const live = book.isActive(r.data.status);
       if (live || r.data.next_offset < r.data.size) logTimer = setTimeout(pump, live ? 1000 : 50);
     }
-    select.addEventListener('change', () => { tail.offset = 0; tail.file = select.value; pre.textContent = ''; clearTimeout(logTimer); pump(); });
-    return { parts: [h('h4', {}, 'Logs'), none || select, pre, links], pump };
+    select.addEventListener('change', () => {
+      Object.assign(tail, { offset: 0, file: select.value, first: true });
+      pre.textContent = '';
+      note.hidden = true;
+      clearTimeout(logTimer);
+      pump();
+    });
+    return { parts: [h('h4', {}, 'Logs'), none || select, note, pre, links], pump };
   }
 
   async function show() {

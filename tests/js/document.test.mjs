@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  clipOf, draftExtra, editedData, linkOf, newNodeDoc, newNodeId, nodeDoc, paramValue, pastePlan, portName, splitPortId, toDraft,
+  clipOf, draftExtra, editedData, linkOf, newNodeDoc, newNodeId, nodeData, nodeDoc, paramValue, pastePlan, portName, splitPortId, toDraft,
 } from '../../static/js/document.js';
 import { MODULES } from './fixtures.mjs';
 
@@ -42,6 +42,14 @@ test('a new node takes the next free id above the highest', () => {
 test('a new node has its parameters defaults, and a dataset node its dataset', () => {
   assert.deepEqual(newNodeDoc(MODULES.get('source'), ['n1']), { id: 'n2', kind: 'source', parameters: { value: 1 } });
   assert.deepEqual(newNodeDoc(MODULES.get('dataset'), [], '12'), { id: 'n1', kind: 'dataset', parameters: { dataset: 12 } });
+});
+
+test('a component node keeps the version it was added with, also through a save', () => {
+  const component = { kind: 'my_train', version: 3, component: { origin: 'uploaded' }, params: [] };
+  const doc = newNodeDoc(component, []);
+  assert.deepEqual(doc, { id: 'n1', kind: 'my_train', parameters: {}, version: 3 });
+  assert.equal(nodeDoc('n1', nodeData(doc)).version, 3);
+  assert.equal(newNodeDoc(MODULES.get('source'), []).version, undefined); // built-in modules have none
 });
 
 test('copy keeps the links between copied nodes only; paste gives new ids and moves on', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bytes, datasetName, duration, nodeStatusText, runSummary, uploadRefusal, urlPath } from '../../static/js/format.js';
+import { LOG_TAIL_BYTES, bytes, datasetName, duration, keepTail, nodeStatusText, runSummary, tailStart, uploadRefusal, urlPath } from '../../static/js/format.js';
 import { statusBook } from '../../static/js/statuses.js';
 import { STATUSES } from './fixtures.mjs';
 
@@ -43,4 +43,14 @@ test('a dataset is named after its archive', () => {
 test('file paths are encoded segment by segment', () => {
   assert.equal(urlPath('a b/c#d.png'), 'a%20b/c%23d.png');
   assert.equal(bytes(1234), `${(1234).toLocaleString()} bytes`);
+});
+
+test('a long log is shown from its end, and what is shown stays bounded at a line start', () => {
+  assert.equal(tailStart(1000), 0);
+  assert.equal(tailStart(30 * 1048576), 30 * 1048576 - LOG_TAIL_BYTES);
+  const lines = Array.from({ length: 100000 }, (_, i) => `line ${i}`).join('\n');
+  const kept = keepTail(lines, 1000);
+  assert.ok(kept.length <= 1000);
+  assert.ok(kept.startsWith('line ') && kept.endsWith('line 99999'));
+  assert.equal(keepTail('short'), 'short');
 });

@@ -1,0 +1,59 @@
+"""A component's output in the page: a script that prints a million lines leaves a log the page
+shows from its end (bounded, readable, the page responsive); a script that raises shows its
+traceback's last lines on the node; its `##metric` lines draw the Metrics pane."""
+import time
+
+import pytest
+
+from designer.pipelines.models import NodeRun, Run
+from tests.e2e.helpers import node, open_designer
+from tests.pipes import node as n
+from tests.pipes import pipeline
+
+pytestmark = pytest.mark.browser
+MILLION = 1_000_000
+
+
+def wait_status(page, nid, wanted, timeout=120_000):
+    page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="{wanted}"]', timeout=timeout)
+
+
+def select(page, nid):
+    box = node(page, nid).bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 15)
+
+
+def test_a_million_lines_leave_a_readable_log_and_a_responsive_page(page, users, shared_worker):
+    open_designer(page, users["owner"], pipeline([n("chat", "test_chatty", lines=MILLION, every=100_000)], []))
+    page.click("#submit")
+    wait_status(page, "chat", "completed")
+    nr = NodeRun.objects.get(run=Run.objects.get(), node_id="chat")
+    assert Run.objects.get().events.filter(type="log").count() < 100  # no database row per line
+    select(page, "chat")
+    page.click("[data-tab=outputs]")
+    page.wait_for_selector("#log-note:not([hidden])")
+    assert "A long log" in page.inner_text("#log-note")
+    page.wait_for_selector(f"#log-text:has-text('line {MILLION} of {MILLION}')")
+    shown = page.evaluate("document.querySelector('#log-text').textContent.length")
+    assert 0 < shown <= 1_100_000  # the end, not 20 MB of text in the page
+    started = time.monotonic()
+    page.click("[data-tab=metrics]")  # the page answers at once
+    page.wait_for_selector("#tab-metrics canvas[data-metric=progress]")
+    assert time.monotonic() - started < 10
+    page.shot("million-lines-metrics")
+    page.click("[data-tab=outputs]")
+    page.wait_for_selector(f"#log-text:has-text('line {MILLION} of {MILLION}')")
+    page.shot("million-lines-log")
+    assert nr.error == ""
+
+
+def test_a_script_that_raises_shows_its_traceback_on_the_node(page, users, shared_worker):
+    open_designer(page, users["owner"], pipeline([n("chat", "test_chatty", lines=3, fail=True)], []))
+    page.click("#submit")
+    wait_status(page, "chat", "failed")
+    select(page, "chat")
+    page.click("[data-tab=outputs]")
+    page.wait_for_selector("#tab-outputs .node-error")
+    error = page.inner_text("#tab-outputs .node-error")
+    assert "RuntimeError: chatty was asked to fail" in error and "exit code 1" in error
+    page.shot("traceback")

@@ -1,0 +1,139 @@
+"""The catalogue a user sees with components (designer/pipelines/catalogue.py): their own uploaded
+components and the settings folders' ones; a pipeline keeps the component version it was saved
+with; the Timeout run setting; reuse of an unchanged component, a run again once its code changed;
+a bad component file stops start-up, naming it."""
+import json
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from designer.engine import graph, paths
+from designer.engine import statuses as st
+from designer.pipelines import drafts, runs
+from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.models import Component, NodeRun, Pipeline
+from modules import registry
+from tests.pipes import node, pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = 'import sys, pathlib\npathlib.Path(sys.argv[1], "value.txt").write_text("{text}")\nprint("wrote {text}")\n'
+
+
+def component_yaml(kind="echo_script", version=1, label="Echo script", distributed=False) -> str:
+    return textwrap.dedent(f"""\
+        kind: {kind}
+        label: {label}
+        category: Test components
+        version: {version}
+        distributed: {'true' if distributed else 'false'}
+        command: python echo.py {{outputs.out}}
+        outputs:
+          out: {{type: AnyDirectory, label: Out}}
+        params:
+          note: {{type: string, default: ""}}
+        """)
+
+
+def write_component(folder: Path, text="v1", **kw) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "component.yaml").write_text(component_yaml(**kw))
+    (folder / "echo.py").write_text(SCRIPT.format(text=text))
+    return folder / "component.yaml"
+
+
+def upload(owner, text="v1", **kw) -> Component:
+    """A user's component version, stored as an upload stores it (its own folder under ARTIFACT_ROOT)."""
+    row = Component.objects.create(owner=owner, kind=kw.get("kind", "echo_script"), version=kw.get("version", 1),
+                                   label="Echo script", folder="-", file="component.yaml", digest=uuid.uuid4().hex)
+    folder = paths.component_dir(settings.ARTIFACT_ROOT, owner.id, row.id)
+    write_component(folder, text, **kw)
+    row.folder = str(folder.relative_to(settings.ARTIFACT_ROOT))
+    row.save()
+    return row
+
+
+def test_a_users_components_are_offered_to_them_only(users, owner_client, stranger_client):
+    upload(users["owner"])
+    assert get_catalogue(users["owner"]).get("echo_script").label == "Echo script"
+    assert get_catalogue(users["stranger"]).get("echo_script") is None
+    kinds = {m["kind"]: m for m in owner_client.get("/api/modules").json()["modules"]}
+    assert kinds["echo_script"]["timeout_setting"] is True and kinds["echo_script"]["version"] == 1
+    assert "echo_script" not in {m["kind"] for m in stranger_client.get("/api/modules").json()["modules"]}
+    doc = pipeline([node("a", "echo_script")], [])
+    problems = stranger_client.post("/api/validate", json.dumps(doc), content_type="application/json").json()["problems"]
+    assert [p["code"] for p in problems] == ["unknown_kind"]
+    assert owner_client.post("/api/validate", json.dumps(doc), content_type="application/json").json()["problems"] == []
+
+
+def test_a_saved_pipeline_keeps_its_component_version_when_a_new_one_is_added(users, owner_client):
+    upload(users["owner"], text="one")
+    created = owner_client.post("/api/pipelines", json.dumps({"name": "p", "draft": pipeline([node("a", "echo_script")], [])}),
+                                content_type="application/json").json()
+    stored = Pipeline.objects.get(pk=created["id"])
+    assert stored.draft["nodes"][0]["version"] == 1  # pinned at save
+    upload(users["owner"], text="two", version=2)
+    assert get_catalogue(users["owner"]).versions("echo_script") == [1, 2]
+    assert drafts.problems(stored.draft, users["owner"].id) == []
+    run = runs.submit(users["owner"], stored.draft, pipeline=stored, inline=True)
+    nr = NodeRun.objects.get(run=run, node_id="a")
+    assert nr.status == st.COMPLETED, nr.error
+    assert (Path(nr.outputs["out"]) / "value.txt").read_text() == "one"  # version 1 ran
+    # a node added now gets the latest version, and the run's snapshot names the one that ran
+    run2 = runs.submit(users["owner"], pipeline([node("b", "echo_script")], []), inline=True)
+    assert run2.snapshot["nodes"][0]["version"] == 2
+    assert (Path(NodeRun.objects.get(run=run2, node_id="b").outputs["out"]) / "value.txt").read_text() == "two"
+
+
+def test_a_pinned_version_that_is_gone_is_named(users):
+    upload(users["owner"], text="two", version=2)
+    doc = pipeline([{**node("a", "echo_script"), "version": 1}], [])
+    [problem] = graph.validate(doc, get_catalogue(users["owner"]))
+    assert "'echo_script' version 1 is not available (versions: 2)" in problem.message
+
+
+def test_the_timeout_run_setting_is_checked(users):
+    upload(users["owner"])
+    catalogue = get_catalogue(users["owner"])
+    ok = pipeline([{**node("a", "echo_script"), "run_settings": {"timeout_seconds": 30}}], [])
+    assert graph.validate(ok, catalogue) == []
+    bad = pipeline([{**node("a", "echo_script"), "run_settings": {"timeout_seconds": -1}},
+                    {**node("s", "toy_source"), "run_settings": {"timeout_seconds": 5}}], [])
+    messages = sorted(p.message for p in graph.validate(bad, catalogue))
+    assert messages == ["Echo script: Timeout (seconds) is -1: must be between 0 (no limit) and 2592000 (30 days)",
+                        "Toy source has no Timeout run setting: Timeout (seconds) must be 0"]
+
+
+def test_an_unchanged_component_is_reused_and_runs_again_once_its_code_changes(users, tmp_path):
+    site = tmp_path / "components"
+    write_component(site / "echo", text="first")
+    settings_dirs = (site,)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(settings, "COMPONENT_DIRS", settings_dirs)
+        doc = pipeline([node("a", "echo_script")], [])
+        first = runs.submit(users["owner"], doc, inline=True)
+        second = runs.submit(users["owner"], doc, inline=True)
+        assert NodeRun.objects.get(run=second, node_id="a").status == st.REUSED
+        (site / "echo" / "echo.py").write_text(SCRIPT.format(text="edited, a longer text"))
+        third = runs.submit(users["owner"], doc, inline=True)
+        nr = NodeRun.objects.get(run=third, node_id="a")
+        assert nr.status == st.COMPLETED
+        assert (Path(nr.outputs["out"]) / "value.txt").read_text() == "edited, a longer text"
+        assert NodeRun.objects.get(run=first, node_id="a").status == st.COMPLETED
+    registry.load.cache_clear()
+
+
+def test_a_bad_component_file_stops_start_up_naming_the_file_and_field(tmp_path):
+    write_component(tmp_path / "broken")
+    (tmp_path / "broken" / "component.yaml").write_text(component_yaml().replace("type: AnyDirectory", "type: Spreadsheet"))
+    env = {"DESIGNER_COMPONENT_DIRS": str(tmp_path), "DESIGNER_DATA_DIR": str(tmp_path / "data"),
+           "PATH": "/usr/bin:/bin", "SECRET_KEY": settings.SECRET_KEY}
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0
+    assert "component.yaml" in done.stderr and "outputs.out.type" in done.stderr and "Spreadsheet" in done.stderr
