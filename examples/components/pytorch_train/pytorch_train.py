@@ -223,8 +223,8 @@ def main():
     torch.manual_seed(args.seed)
 
     print("data directory is: " + args.data_dir)
-    log_metric("lr", args.learning_rate)
-    log_metric("momentum", args.momentum)
+    # the tutorial logged lr and momentum as metrics; the designer shows parameters in the pane
+    print(f"learning rate {args.learning_rate}, momentum {args.momentum}")
     model, class_names, best, history = fine_tune_model(args.num_epochs, args.data_dir, args.learning_rate,
                                                         args.momentum, args.val_dir, args.image_size,
                                                         args.batch_size, args.pretrained)
