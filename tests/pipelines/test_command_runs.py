@@ -1,0 +1,150 @@
+"""A component's command through a real Celery worker (issue 14, item 3): past its Timeout it is
+ended with every process it started, in one process and in each process of a 1 x 2 job; a
+script that prints a million lines leaves them in the driver log, not in a million events."""
+import os
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from designer.engine import paths
+from designer.engine import statuses as st
+from designer.pipelines import runs
+from designer.pipelines.models import Component
+from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
+from tests.pipes import node, pipeline
+from tests.workers import registered
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# rendezvous ports of this module's worker (apart from the other distributed tests' ranges)
+PORTS = list(range(31800 + os.getpid() % 200 * 2, 31800 + os.getpid() % 200 * 2 + 2))
+
+COMPONENT = """\
+kind: busy_script
+label: Busy script
+category: Test components
+version: 1
+distributed: true
+command: python busy.py --pids {params.pids_dir} --lines {params.lines} --hang {params.hang} --out {outputs.out}
+outputs:
+  out: {type: AnyDirectory, label: Out}
+params:
+  pids_dir: {type: string, default: ""}
+  lines: {type: int, default: 0, min: 0, max: 10000000}
+  hang: {type: bool, default: false}
+"""
+
+# Each process writes its pid and its child's to <pids>/<RANK>.txt, then prints, or hangs.
+SCRIPT = """\
+import argparse, os, pathlib, subprocess, sys, time
+p = argparse.ArgumentParser()
+p.add_argument("--pids"); p.add_argument("--lines", type=int); p.add_argument("--hang"); p.add_argument("--out")
+args = p.parse_args()
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+pathlib.Path(args.pids, os.environ["RANK"] + ".txt").write_text(f"{os.getpid()} {child.pid}\\n")
+if args.hang == "true":
+    time.sleep(600)
+for i in range(args.lines):
+    print(f"line {i:07d} of a script that has a lot to say")
+print("##metric said=1 step=1")
+pathlib.Path(args.out, "said.txt").write_text(str(args.lines))
+"""
+
+
+@pytest.fixture(scope="module")
+def worker(django_db_setup, django_db_blocker):
+    env = {"DISTRIBUTED_PORTS": f"{PORTS[0]}-{PORTS[-1]}", "DISTRIBUTED_START_SECONDS": "30", "WORKER_CPUS": "2",
+           "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"}
+    with django_db_blocker.unblock():
+        w = CeleryWorker("command-runs", concurrency=1, log_dir=TEST_DATA, extra_env=env)
+        w.wait_ready()
+    yield w
+    w.stop()
+
+
+@pytest.fixture
+def busy(worker, users, transactional_db):
+    """The owner's uploaded component `busy_script`, stored as an upload stores it."""
+    registered([worker])
+    owner = users["owner"]
+    row = Component.objects.create(owner=owner, kind="busy_script", version=1, label="Busy script", folder="-",
+                                   file="component.yaml", digest=uuid.uuid4().hex)
+    folder = paths.component_dir(settings.ARTIFACT_ROOT, owner.id, row.id)
+    folder.mkdir(parents=True)
+    (folder / "component.yaml").write_text(COMPONENT)
+    (folder / "busy.py").write_text(SCRIPT)
+    row.folder = str(folder.relative_to(settings.ARTIFACT_ROOT))
+    row.save()
+    return owner
+
+
+def submit(owner, processes: int, timeout: int = 0, **params):
+    n = node("busy", "busy_script", **params)
+    n["run_settings"] = {"node_count": 1, "process_count_per_node": processes, "timeout_seconds": timeout}
+    return runs.submit(owner, pipeline([n], []))
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def pids_of(folder: Path, ranks: int) -> list[int]:
+    return [int(p) for rank in range(ranks) for p in (folder / f"{rank}.txt").read_text().split()]
+
+
+def no_process_left(pids: list[int], within: float = 10) -> None:
+    deadline = time.monotonic() + within
+    while (left := [p for p in pids if alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == []
+
+
+# the Timeout counts from the start of the processes: torchrun itself takes seconds to start
+@pytest.mark.parametrize(("processes", "timeout"), [(1, 3), (2, 10)])
+def test_a_command_past_its_timeout_is_ended_with_every_process_it_started(busy, tmp_path, processes, timeout):
+    started = time.monotonic()
+    run = wait_for_run(submit(busy, processes, timeout=timeout, pids_dir=str(tmp_path), hang=True).id, timeout=120)
+    nr = run.nodes.get()
+    assert nr.status == st.FAILED, nr.error
+    assert "Busy script: " in nr.error and f"ran past its Timeout of {timeout} s and was ended" in nr.error, nr.error
+    ran = time.time() - (tmp_path / "0.txt").stat().st_mtime
+    print(f"{processes} process(es): failed after {time.monotonic() - started:.1f} s, the script ran {ran:.1f} s")
+    no_process_left(pids_of(tmp_path, processes))
+
+
+def test_a_million_lines_stay_in_the_driver_log_not_in_events(busy, tmp_path):
+    started = time.monotonic()
+    run = wait_for_run(submit(busy, 1, pids_dir=str(tmp_path), lines=1_000_000).id, timeout=120)
+    nr = run.nodes.get()
+    assert run.status == st.COMPLETED, nr.error
+    print(f"a million lines: {time.monotonic() - started:.1f} s")
+    log = Path(settings.ARTIFACT_ROOT) / str(run.id) / "busy" / "logs" / "70_driver_log.txt"
+    with log.open("rb") as f:
+        assert sum(1 for _ in f) > 1_000_000
+    assert run.events.filter(node_id="busy", type="log").count() < 10
+    said = [e.data for e in run.events.filter(node_id="busy", type="metric")]
+    assert [(m["name"], m["value"], m["step"]) for m in said] == [("said", 1.0, 1)]
+    no_process_left(pids_of(tmp_path, 1))
+
+
+def test_a_million_lines_of_rank_0_make_a_few_log_events(busy, tmp_path):
+    run = wait_for_run(submit(busy, 2, pids_dir=str(tmp_path), lines=1_000_000).id, timeout=180)
+    nr = run.nodes.get()
+    assert run.status == st.COMPLETED, nr.error
+    logs = Path(settings.ARTIFACT_ROOT) / str(run.id) / "busy" / "logs"
+    for rank in (0, 1):
+        with (logs / f"70_driver_log_{rank}.txt").open("rb") as f:
+            assert sum(1 for _ in f) > 1_000_000
+    events = list(run.events.filter(node_id="busy", type="log"))
+    relayed = sum(e.data["text"].count("\n") + 1 for e in events)
+    assert len(events) < 200 and relayed < 20_000, (len(events), relayed)
+    assert any("more lines: see 70_driver_log_0.txt" in e.data["text"] for e in events)
+    said = [e.data for e in run.events.filter(node_id="busy", type="metric")]
+    assert [(m["name"], m["value"], m["step"]) for m in said] == [("said", 1.0, 1)]  # rank 0's line only
