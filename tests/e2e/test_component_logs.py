@@ -55,5 +55,5 @@ def test_a_script_that_raises_shows_its_traceback_on_the_node(page, users, share
     page.click("[data-tab=outputs]")
     page.wait_for_selector("#tab-outputs .node-error")
     error = page.inner_text("#tab-outputs .node-error")
-    assert "RuntimeError: chatty was asked to fail" in error and "exit code 1" in error
+    assert "RuntimeError: chatty was asked to fail" in error and "exited with code 1" in error
     page.shot("traceback")
