@@ -6,6 +6,8 @@
     sdk/formats/          the on-disk format of each port type, with its one reader and one writer
     sdk/layout.py         the names of the files the engine leaves in a node's folder (meta, logs)
     sdk/script.py         what a component's own script calls: log_metric, stop_requested (re-exported here)
+    sdk/component.py      the component file (component.yaml): load and check it, render its command
+                          (sdk/component_fields.py reads its fields)
 
 It imports nothing of the project, neither Django nor torch: modules, training, the engine and
 the web app import it.

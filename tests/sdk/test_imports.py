@@ -6,7 +6,8 @@ from tests.conftest import ROOT
 
 SDK = ["sdk", "sdk.layout", "sdk.declarations", "sdk.errors", "sdk.context", "sdk.formats.meta",
        "sdk.formats.image_directory", "sdk.formats.transformation", "sdk.formats.untrained_model", "sdk.formats.model",
-       "sdk.formats.scored_dataset", "sdk.formats.evaluation", "sdk.formats.metrics"]
+       "sdk.formats.scored_dataset", "sdk.formats.evaluation", "sdk.formats.metrics",
+       "sdk.script", "sdk.component", "sdk.component_fields"]
 
 
 def test_the_sdk_imports_nothing_of_the_project_nor_django_nor_torch():
