@@ -148,3 +148,15 @@ def test_a_million_lines_of_rank_0_make_a_few_log_events(busy, tmp_path):
     assert any("more lines: see 70_driver_log_0.txt" in e.data["text"] for e in events)
     said = [e.data for e in run.events.filter(node_id="busy", type="metric")]
     assert [(m["name"], m["value"], m["step"]) for m in said] == [("said", 1.0, 1)]  # rank 0's line only
+
+
+def test_cancelling_ends_the_command_and_every_process_it_started(busy, tmp_path):
+    run = submit(busy, 1, pids_dir=str(tmp_path), hang=True)
+    deadline = time.monotonic() + 60
+    while not ((tmp_path / "0.txt").exists() and (tmp_path / "0.txt").read_text().endswith("\n")):
+        assert time.monotonic() < deadline, "the script never started"
+        time.sleep(0.05)
+    runs.cancel(run)
+    run = wait_for_run(run.id, timeout=60)
+    assert run.nodes.get().status == st.CANCELLED
+    no_process_left(pids_of(tmp_path, 1))
