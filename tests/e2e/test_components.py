@@ -4,7 +4,8 @@ through the page: digits -> Convert to Image Directory -> Split Image Directory 
 
 Headless: `manage.py run_pipeline --inline`; its per-epoch metrics reach the run's events, its
 ModelDirectory is what Score Image Model reads; submitted again it is reused; once its code
-changes it runs again (a copy of the example in a COMPONENT_DIRS folder of the test's own).
+changes it runs again, and so does a version 2 of it (copies of the example in COMPONENT_DIRS
+folders of the test's own).
 In the browser: dragged from the palette, wired, submitted, completed; its live metrics in the
 Metrics pane. Two epochs on 60 images of 32 x 32 pixels: seconds."""
 import shutil
@@ -40,7 +41,7 @@ def components(tmp_path, settings):
 
 @pytest.mark.django_db(transaction=True)  # the run's heartbeat thread writes through its own connection
 def test_the_tutorial_script_trains_headless_is_reused_unchanged_and_runs_again_once_its_code_changes(
-        tmp_path, users, components, monkeypatch):
+        tmp_path, users, components, settings, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the script's torch: one thread on the shared cores
     owner = users["owner"]
     doc = trained_and_scored("pytorch_train", digits_dataset(tmp_path, owner))
@@ -75,6 +76,17 @@ def test_the_tutorial_script_trains_headless_is_reused_unchanged_and_runs_again_
     assert metric_steps(third)["validation_accuracy"] == [1, 2]
     assert (logs_of(third) / "70_driver_log.txt").read_text().count("Epoch 2/2") == 1
     check_model_and_scores(third)
+
+    # version 2 of it (the same code) in another settings folder: it runs again, at version 2
+    upgraded = tmp_path / "components-v2" / "pytorch_train"
+    shutil.copytree(components / "pytorch_train", upgraded)
+    spec = upgraded / "component.yaml"
+    spec.write_text(spec.read_text().replace("\nversion: 1\n", "\nversion: 2\n"))
+    settings.COMPONENT_DIRS = (upgraded.parent,)
+    run_headless(doc, tmp_path, owner)
+    fourth = Run.objects.latest("id")
+    assert fourth.nodes.get(node_id="train").status == statuses.COMPLETED
+    assert {n["id"]: n.get("version") for n in fourth.snapshot["nodes"]}["train"] == 2
 
 
 # --------------------------------------------------------------------------- in the browser

@@ -1,5 +1,5 @@
-"""The DistributedDataParallel example (examples/components/ddp_train) on two real Celery workers:
-1 node x 2 processes and 2 nodes x 1 process. Each process reads its process group from the
+"""The DistributedDataParallel example (examples/components/ddp_train) as one process (headless,
+inline), then on two real Celery workers: 1 node x 2 processes and 2 nodes x 1 process. Each process reads its process group from the
 environment; each writes its own 70_driver_log_<rank>.txt with the right RANK, WORLD_SIZE,
 LOCAL_RANK and NODE_RANK; the launcher writes 70_mpi_log.txt; rank 0's `##metric` lines are the
 node's metrics; rank 0's ModelDirectory feeds Score Image Model. Two epochs on 60 digits."""
@@ -11,9 +11,16 @@ import pytest
 
 from designer.engine import statuses
 from designer.pipelines import runs
-from designer.pipelines.models import NodeLaunch, Worker
+from designer.pipelines.models import NodeLaunch, Run, Worker
 from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
-from tests.e2e.component_pipes import check_model_and_scores, digits_dataset, logs_of, metric_steps, trained_and_scored
+from tests.e2e.component_pipes import (
+    check_model_and_scores,
+    digits_dataset,
+    logs_of,
+    metric_steps,
+    run_headless,
+    trained_and_scored,
+)
 from tests.workers import registered
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,6 +29,25 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PORTS = list(range(29300 + os.getpid() % 200 * 2, 29300 + os.getpid() % 200 * 2 + 2))
 ENVIRONMENT = re.compile(r"environment: MASTER_ADDR=(\S+) MASTER_PORT=(\d+) NODE_RANK=(\d+) WORLD_SIZE=(\d+) "
                          r"RANK=(\d+) LOCAL_RANK=(\d+)")
+
+
+METRICS = ("training_loss", "training_accuracy", "validation_loss", "validation_accuracy")
+
+
+def test_the_ddp_script_runs_as_one_process_too(users, tmp_path, monkeypatch):
+    """Run settings 1 x 1: the command runs in the worker (here inline), a process group of one."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    owner = users["owner"]
+    run_headless(trained_and_scored("ddp_train", digits_dataset(tmp_path, owner)), tmp_path, owner)
+    run = Run.objects.get()
+    assert run.status == statuses.COMPLETED
+    text = (logs_of(run) / "70_driver_log.txt").read_text()
+    found = ENVIRONMENT.search(text)
+    assert found and found.group(1) == "127.0.0.1" and found.groups()[2:] == ("0", "1", "0", "0"), text[:3000]
+    assert "process group: rank 0 of 1" in text and "60 of 60 training images" in text, text[:3000]
+    assert not list(logs_of(run).glob("70_driver_log_*.txt"))
+    assert metric_steps(run) == {name: [1, 2] for name in METRICS}  # its ##metric lines
+    assert check_model_and_scores(run)["world_size"] == 1
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +101,7 @@ def test_the_ddp_script_runs_on_two_real_workers_with_a_driver_log_per_rank(work
         assert ("rank 0 wrote the model" in text) == (rank == 0)
     assert len(masters) == 1  # one rendezvous for both
     # rank 0's ##metric lines, once per epoch (rank 1's are not counted)
-    steps = metric_steps(run)
-    for name in ("training_loss", "training_accuracy", "validation_loss", "validation_accuracy"):
-        assert steps.get(name) == [1, 2], steps
+    assert metric_steps(run) == {name: [1, 2] for name in METRICS}
     info = check_model_and_scores(run)
     assert info["world_size"] == 2
     assert not Worker.objects.filter(reserved_by__isnull=False).exists()
