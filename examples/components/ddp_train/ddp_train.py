@@ -41,10 +41,10 @@ class Images(Dataset):
     """An ImageDirectory (what Convert to Image Directory and Split Image Directory write) or a
     plain ImageFolder tree: (RGB image tensor, class index) pairs."""
 
-    def __init__(self, path, image_size, classes=None):
+    def __init__(self, path, image_size, classes=None, port="Training data"):
         if image_directory.is_one(path):
-            found = image_directory.read_path(path, "DDP Train (script)", str(path))
-            found.require_labels("DDP Train (script)", str(path))
+            found = image_directory.read_path(path, "DDP Train (script)", port)
+            found.require_labels("DDP Train (script)", port)
             self.classes = list(classes or found.classes)
             items = [(str(found.abspath(p)), label) for p, label in found.items]
         else:
@@ -53,7 +53,8 @@ class Images(Dataset):
             items = [(p, folder.classes[i]) for p, i in folder.samples]
         unknown = sorted({label for _, label in items} - set(self.classes))
         if unknown:
-            raise SystemExit(f"{path}: classes not among the training classes: {', '.join(unknown)}")
+            raise SystemExit(f"the {port} ({path}) has classes that are not among the training classes: "
+                             f"{', '.join(unknown)}")
         index = {c: i for i, c in enumerate(self.classes)}
         self.samples = [(p, index[label]) for p, label in items]
         self.transform = transforms.Compose([transforms.Resize(image_size), transforms.CenterCrop(image_size),
@@ -113,7 +114,8 @@ def save(model, classes, args, best, history):
 
 def train(args, rank, world):
     train_set = Images(args.data_dir, args.image_size)
-    val_set = Images(args.val_dir or args.data_dir, args.image_size, train_set.classes)
+    val_set = Images(args.val_dir or args.data_dir, args.image_size, train_set.classes,
+                     "Validation data" if args.val_dir else "Training data")
     train_sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler)
     # validation: every image once, one shard per process (DistributedSampler would repeat some)

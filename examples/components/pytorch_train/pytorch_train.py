@@ -43,13 +43,14 @@ MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 class IndexedImages(torch.utils.data.Dataset):
     """An ImageDirectory as an ImageFolder: .classes, .samples, (image, class index) items."""
 
-    def __init__(self, path, transform, classes=None):
-        images = image_directory.read_path(path, "PyTorch Train (script)", str(path))
-        images.require_labels("PyTorch Train (script)", str(path))
+    def __init__(self, path, transform, classes=None, port="Training data"):
+        images = image_directory.read_path(path, "PyTorch Train (script)", port)
+        images.require_labels("PyTorch Train (script)", port)
         self.classes = list(classes or images.classes)
         unknown = sorted({label for _, label in images.items} - set(self.classes))
         if unknown:
-            raise SystemExit(f"{path}: classes not among the training classes: {', '.join(unknown)}")
+            raise SystemExit(f"the {port} ({path}) has classes that are not among the training classes: "
+                             f"{', '.join(unknown)}")
         index = {c: i for i, c in enumerate(self.classes)}
         self.samples = [(str(images.abspath(p)), index[label]) for p, label in images.items]
         self.transform = transform
@@ -62,10 +63,10 @@ class IndexedImages(torch.utils.data.Dataset):
         return self.transform(datasets.folder.default_loader(path)), target  # RGB, as ImageFolder
 
 
-def image_folder(path, transform, classes=None):
+def image_folder(path, transform, classes=None, port="Training data"):
     """An ImageDirectory (index.csv) or a plain ImageFolder tree."""
     if image_directory.is_one(path):
-        return IndexedImages(path, transform, classes)
+        return IndexedImages(path, transform, classes, port)
     return datasets.ImageFolder(path, transform)
 
 
@@ -89,7 +90,7 @@ def load_data(data_dir, val_dir, image_size, batch_size):
         data_dir, val_dir = os.path.join(data_dir, "train"), os.path.join(data_dir, "val")
     train_set = image_folder(data_dir, data_transforms["train"])
     if val_dir:
-        val_set = image_folder(val_dir, data_transforms["val"], train_set.classes)
+        val_set = image_folder(val_dir, data_transforms["val"], train_set.classes, "Validation data")
     else:
         print("no validation data: validating on the training data")
         val_set = image_folder(data_dir, data_transforms["val"], train_set.classes)
@@ -161,15 +162,16 @@ def train_model(model, criterion, optimizer, scheduler, num_epochs, dataloaders,
 
 
 def resnet18(pretrained):
-    """ResNet-18, with ImageNet weights only when they are in the torch cache (never downloaded)."""
+    """ResNet-18, with ImageNet weights only when they are in the torch cache (never downloaded);
+    (the model, whether it starts from them)."""
     weights = models.ResNet18_Weights.DEFAULT
     cached = os.path.join(torch.hub.get_dir(), "checkpoints", os.path.basename(weights.url))
     if pretrained and os.path.isfile(cached):
         print(f"starting from the pretrained weights {weights} ({cached})")
-        return models.resnet18(weights=weights)
+        return models.resnet18(weights=weights), True
     if pretrained:
         print(f"the pretrained weights {weights} are not in the torch cache ({cached}): starting from random weights")
-    return models.resnet18(weights=None)
+    return models.resnet18(weights=None), False
 
 
 def fine_tune_model(num_epochs, data_dir, learning_rate, momentum, val_dir=None, image_size=224, batch_size=4,
@@ -178,7 +180,7 @@ def fine_tune_model(num_epochs, data_dir, learning_rate, momentum, val_dir=None,
     dataloaders, dataset_sizes, class_names = load_data(data_dir, val_dir, image_size, batch_size)
     print(f"{dataset_sizes['train']} training and {dataset_sizes['val']} validation images, "
           f"{len(class_names)} classes: {', '.join(class_names)}")
-    model_ft = resnet18(pretrained)
+    model_ft, pretrained = resnet18(pretrained)
     num_ftrs = model_ft.fc.in_features
     model_ft.fc = nn.Linear(num_ftrs, len(class_names))
     device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
@@ -190,7 +192,7 @@ def fine_tune_model(num_epochs, data_dir, learning_rate, momentum, val_dir=None,
     exp_lr_scheduler = lr_scheduler.StepLR(optimizer_ft, step_size=7, gamma=0.1)
     model, best, history = train_model(model_ft, criterion, optimizer_ft, exp_lr_scheduler, num_epochs,
                                        dataloaders, dataset_sizes)
-    return model, class_names, best, history
+    return model, class_names, best, history, pretrained
 
 
 def save_model(model, class_names, best, history, output_dir, image_size, pretrained):
@@ -225,10 +227,10 @@ def main():
     print("data directory is: " + args.data_dir)
     # the tutorial logged lr and momentum as metrics; the designer shows parameters in the pane
     print(f"learning rate {args.learning_rate}, momentum {args.momentum}")
-    model, class_names, best, history = fine_tune_model(args.num_epochs, args.data_dir, args.learning_rate,
+    model, class_names, best, history, pretrained = fine_tune_model(args.num_epochs, args.data_dir, args.learning_rate,
                                                         args.momentum, args.val_dir, args.image_size,
                                                         args.batch_size, args.pretrained)
-    save_model(model, class_names, best, history, args.output_dir, args.image_size, args.pretrained)
+    save_model(model, class_names, best, history, args.output_dir, args.image_size, pretrained)
 
 
 if __name__ == "__main__":
