@@ -95,7 +95,7 @@ def replace_head(model: nn.Module, num_classes: int, always: bool = False) -> No
 
 def write_trained(out: Path, spec: dict, state_dict: dict, info: dict) -> None:
     torch.save(state_dict, model.weights(out))
-    model.write_spec(out, {**spec, **info})
+    model.write(out, **{**spec, **info})
 
 
 def load_trained(model_input, module_label: str, port_label: str = "Trained model") -> tuple[nn.Module, dict]:
