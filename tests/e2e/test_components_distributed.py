@@ -5,6 +5,7 @@ LOCAL_RANK and NODE_RANK; the launcher writes 70_mpi_log.txt; rank 0's `##metric
 node's metrics; rank 0's ModelDirectory feeds Score Image Model. Two epochs on 60 digits."""
 import os
 import re
+import signal
 import time
 
 import pytest
@@ -60,6 +61,9 @@ def two_workers(django_db_setup, django_db_blocker):
         for w in workers:
             w.wait_ready()
     yield workers
+    for w in workers:  # both asked at once: each takes seconds to shut down
+        if w.proc.poll() is None:
+            os.killpg(w.proc.pid, signal.SIGTERM)
     for w in workers:
         w.stop()
 
