@@ -117,7 +117,9 @@ def train(args, rank, world):
     val_set = Images(args.val_dir or args.data_dir, args.image_size, train_set.classes,
                      "Validation data" if args.val_dir else "Training data")
     train_sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
-    train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler)
+    # a last batch of one image is dropped: batch norm cannot train on it
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler,
+                              drop_last=len(train_sampler) % args.batch_size == 1)
     # validation: every image once, one shard per process (DistributedSampler would repeat some)
     val_loader = DataLoader(Subset(val_set, range(rank, len(val_set), world)), batch_size=args.batch_size)
     print(f"rank {rank} of {world}: {len(train_sampler)} of {len(train_set)} training images, "

@@ -95,10 +95,12 @@ def load_data(data_dir, val_dir, image_size, batch_size):
         print("no validation data: validating on the training data")
         val_set = image_folder(data_dir, data_transforms["val"], train_set.classes)
     image_datasets = {"train": train_set, "val": val_set}
+    # a last training batch of one image is dropped: batch norm cannot train on it
+    lone = len(train_set) % batch_size == 1
     dataloaders = {x: torch.utils.data.DataLoader(image_datasets[x], batch_size=batch_size, shuffle=(x == "train"),
-                                                  num_workers=0)
+                                                  num_workers=0, drop_last=(x == "train" and lone))
                    for x in ["train", "val"]}
-    dataset_sizes = {x: len(image_datasets[x]) for x in ["train", "val"]}
+    dataset_sizes = {"train": len(train_set) - lone, "val": len(val_set)}
     class_names = train_set.classes
     return dataloaders, dataset_sizes, class_names
 
