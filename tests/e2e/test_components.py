@@ -126,8 +126,9 @@ def test_the_tutorial_script_is_dragged_wired_and_trains_on_real_images_with_liv
     owner = users["owner"]
     dataset_id = digits_dataset(tmp_path, owner)
     p = open_designer(page, owner, name="tutorial component")
-    page.fill("#palette-search", "script")
-    assert page.locator(".palette-item", has_text="PyTorch Train (script)").is_visible()
+    page.fill("#palette-search", "script")  # found by its label, under its category
+    page.locator(".palette-item", has_text="PyTorch Train (script)").wait_for()
+    page.locator(".palette-item", has_text="Score Image Model").wait_for(state="hidden")
     page.fill("#palette-search", "")
     ids = {"dataset": drop_module(page, "digits", 130, 40)}
     for label, name, x, y in MODULES:
