@@ -26,7 +26,7 @@ def filled(route, ids):
     def value(m):
         if m["name"] == "pk":
             return str(ids[m["owner"]])
-        return {"node_id": "n0", "area": "out", "port": "out", "path": "value.txt", "index": "0", "name": "digits",
+        return {"node_id": "n0", "area": "out", "port": "out", "path": "value.txt", "index": "0", "name": "digits", "kind": "my_train",
                 "version": "1"}[m["name"]]
 
     return "/" + re.sub(r"(?:(?P<owner>\w+)/)?<(?:(?P<conv>\w+):)?(?P<name>\w+)>",
