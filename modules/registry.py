@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 from modules._component import component_module
@@ -117,8 +117,10 @@ def components_in(folders) -> list[type[Module]]:
             for folder in folders for spec in map(component.load, component.find(folder))]
 
 
-@cache
-def load(extra_packages: tuple[str, ...] = (), component_dirs: tuple = ()) -> Catalogue:
+@lru_cache(maxsize=4)
+def load(extra_packages: tuple[str, ...] = (), component_dirs: tuple = (), stamp: tuple = ()) -> Catalogue:
+    """The catalogue of these packages and folders; `stamp` (what the caller saw of the component
+    files: paths, times, sizes) makes an edited file load again."""
     types = _module_types_in("modules")
     for name in extra_packages:
         types += _module_types_in(name)

@@ -148,7 +148,7 @@ def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | Non
         reason = "missing" if kind is None else f"unknown parameter type {decl.get('type')!r}"
         problems.add(f"{where}.type", f"{reason} (one of: {', '.join(PARAM_TYPES)})")
         return None
-    _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *PARAM_FIELDS[kind]), f"a {kind} parameter")
+    _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *PARAM_FIELDS[kind]), f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter")
     fields = {"label": _label(problems, where, decl, name), "name": name,
               "help": text_field(problems, decl, "help", "", where).strip()}
     if kind in ("int", "float"):
@@ -161,7 +161,7 @@ def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | Non
     if kind == "choice" and "default" not in decl:
         default = fields["choices"][0] if fields["choices"] else None
     if default is None:
-        problems.add(f"{where}.default", f"missing: a {kind} parameter needs a default value")
+        problems.add(f"{where}.default", f"missing: {'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter needs a default value")
         return None
     param = PARAM_TYPES[kind](default=_number(default) if kind == "float" else default, **fields)
     error = param.check(param.default)

@@ -5,6 +5,7 @@ component files of the settings folders (COMPONENT_DIRS), and the components the
 from __future__ import annotations
 
 import logging
+import time
 from functools import lru_cache
 
 from django.conf import settings
@@ -19,10 +20,53 @@ from sdk import component
 logger = logging.getLogger(__name__)
 
 
+class _Installed:
+    """The installation's catalogue, loaded again when a component file of the settings folders
+    changes (looked at once a second at most). An edit that breaks a file keeps the catalogue
+    of before, with the problem in the log: start-up alone refuses a bad file."""
+
+    def __init__(self):
+        self.seen_at, self.stamp, self.good, self.bad_stamp, self.folders = -1e9, (), None, None, None
+
+    def get(self) -> registry.Catalogue:
+        now = time.monotonic()
+        if self.folders != settings.COMPONENT_DIRS:  # other settings (tests): start again
+            self.__init__()
+            self.folders = settings.COMPONENT_DIRS
+        if now - self.seen_at >= STAMP_SECONDS:
+            self.seen_at, self.stamp = now, _stamp(settings.COMPONENT_DIRS)
+        if self.good is not None and self.stamp == self.bad_stamp:
+            return self.good
+        try:
+            self.good = registry.load(settings.EXTRA_MODULE_PACKAGES, settings.COMPONENT_DIRS, self.stamp)
+        except Exception as e:
+            if self.good is None:
+                raise
+            self.bad_stamp = self.stamp
+            logger.error("a component file was changed and cannot be loaded; the one before stays: %s", e)
+        return self.good
+
+
+def _stamp(folders) -> tuple:
+    found = []
+    for folder in folders:
+        for file in component.find(folder):
+            try:
+                st = file.stat()
+            except OSError:
+                continue
+            found.append((str(file), st.st_mtime_ns, st.st_size))
+    return tuple(found)
+
+
+STAMP_SECONDS = 1.0
+_installed = _Installed()
+
+
 def get_catalogue(owner=None) -> registry.Catalogue:
     """Every module type offered to `owner` (a user or a user id); None: the installation's own
     (built-in modules and the settings folders' components), which every user sees."""
-    base = registry.load(settings.EXTRA_MODULE_PACKAGES, settings.COMPONENT_DIRS)
+    base = _installed.get()
     if owner is None:
         return base
     owner_id = owner if isinstance(owner, int) else owner.pk

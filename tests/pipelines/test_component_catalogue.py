@@ -137,3 +137,18 @@ def test_a_bad_component_file_stops_start_up_naming_the_file_and_field(tmp_path)
                           timeout=120)
     assert done.returncode != 0
     assert "component.yaml" in done.stderr and "outputs.out.type" in done.stderr and "Spreadsheet" in done.stderr
+
+
+def test_an_edited_component_file_is_read_again_and_a_broken_edit_keeps_the_one_before(tmp_path, monkeypatch, caplog):
+    from designer.pipelines import catalogue
+
+    site = tmp_path / "components"
+    file = write_component(site / "echo", label="Echo script")
+    monkeypatch.setattr(settings, "COMPONENT_DIRS", (site,))
+    monkeypatch.setattr(catalogue, "STAMP_SECONDS", 0)  # looked at on every call
+    assert get_catalogue().get("echo_script").label == "Echo script"
+    file.write_text(component_yaml(label="Echo script, renamed"))
+    assert get_catalogue().get("echo_script").label == "Echo script, renamed"
+    file.write_text(component_yaml(label="Broken").replace("type: AnyDirectory", "type: Spreadsheet"))
+    assert get_catalogue().get("echo_script").label == "Echo script, renamed"  # the page goes on working
+    assert "cannot be loaded" in caplog.text and "Spreadsheet" in caplog.text
