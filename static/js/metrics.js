@@ -7,7 +7,8 @@ import { nodeStatus } from './runstate.js';
 const chartOptions = () => ({
   animation: false,
   parsing: false,
-  scales: { x: { type: 'linear', title: { display: true, text: 'step' } } },
+  // steps are whole numbers (epochs): no tick at 1.2 or 0.94
+  scales: { x: { type: 'linear', title: { display: true, text: 'step' }, ticks: { precision: 0 } } },
   plugins: { legend: { display: false } },
 });
 

@@ -56,4 +56,8 @@ def test_a_script_that_raises_shows_its_traceback_on_the_node(page, users, share
     page.wait_for_selector("#tab-outputs .node-error")
     error = page.inner_text("#tab-outputs .node-error")
     assert "RuntimeError: chatty was asked to fail" in error and "exited with code 1" in error
+    # a long path of the traceback wraps inside the box instead of running past the pane's edge
+    overflow = page.evaluate("(() => { const p = document.querySelector('#tab-outputs .node-error pre');"
+                             " return p.scrollWidth - p.clientWidth; })()")
+    assert overflow <= 1
     page.shot("traceback")
