@@ -158,7 +158,6 @@ def node_pane(request, pk):
         "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
         "timeout_seconds": settings.get("timeout_seconds", 0), "max_timeout": graph.MAX_TIMEOUT_SECONDS,
         "max_run_setting": graph.MAX_RUN_SETTING, "latest_version": max(catalogue.versions(kind), default=None),
-        "origin": "uploaded by you" if module and module.component and kind not in get_catalogue() else "installed on this server",
     })
 
 

@@ -61,3 +61,29 @@ def test_a_script_that_raises_shows_its_traceback_on_the_node(page, users, share
                              " return p.scrollWidth - p.clientWidth; })()")
     assert overflow <= 1
     page.shot("traceback")
+
+
+def test_a_component_node_shows_its_version_command_and_timeout_in_the_pane(page, users):
+    from tests.e2e.helpers import saved
+
+    open_designer(page, users["owner"], pipeline([n("chat", "test_chatty", lines=3)], []))
+    select(page, "chat")
+    page.wait_for_selector("#component-info")
+    assert "Component test_chatty, version 1" in page.inner_text("#component-info summary")
+    page.click("#component-info summary")
+    assert "python chatty.py --lines {params.lines}" in page.inner_text("#component-info pre")
+    assert "tests/components/chatty/component.yaml, installed on this server" in page.inner_text("#component-info")
+    overflow = page.evaluate("(() => { const p = document.querySelector('#component-info pre');"
+                             " return p.scrollWidth - p.clientWidth; })()")
+    assert overflow <= 1  # the command wraps inside the pane
+    assert page.locator("#rs-node_count").count() == 0  # not distributed: the timeout only
+    page.fill("#rs-timeout_seconds", "-5")
+    page.locator("#rs-timeout_seconds").blur()
+    page.wait_for_selector("#error-timeout_seconds:not(:empty)")
+    assert "must be between 0 (no limit)" in page.inner_text("#error-timeout_seconds")
+    page.fill("#rs-timeout_seconds", "90")
+    page.locator("#rs-timeout_seconds").blur()
+    page.wait_for_selector("#error-timeout_seconds:empty", state="attached")
+    chat = saved(page).draft["nodes"][0]
+    assert chat["run_settings"] == {"timeout_seconds": 90} and chat["version"] == 1
+    page.shot("component-pane")
