@@ -14,6 +14,8 @@ from designer.pipelines import (
     registry_views,
     sweep_views,
     sweeps_api,
+    token_views,
+    tokens_api,
     views,
 )
 
@@ -44,6 +46,8 @@ api_patterns = [
     path("endpoints/<str:name>", endpoints_api.endpoint_detail),
     path("endpoints/<str:name>/keys", endpoints_api.endpoint_keys),
     path("endpoints/<str:name>/score", endpoints_api.endpoint_score),
+    path("tokens", tokens_api.token_list),
+    path("tokens/<int:pk>", tokens_api.token_detail),
     path("runs", api.run_list),
     path("runs/compare", compare.runs_compare),
     path("runs/<int:pk>", api.run_detail),
@@ -61,6 +65,8 @@ urlpatterns = [
         "failure_limit": settings.AXES_FAILURE_LIMIT, "cooloff_minutes": settings.AXES_COOLOFF_MINUTES}), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(api_patterns)),
+    path("account/tokens/", token_views.token_page, name="api_tokens"),
+    path("account/tokens/<int:pk>/revoke", token_views.token_revoke, name="api_token_revoke"),
     path("", views.home, name="home"),
     path("pipelines/new", views.pipeline_new, name="pipeline_new"),
     path("compute", views.compute, name="compute"),

@@ -391,3 +391,4 @@ class EndpointError(models.Model):
 
 
 from designer.pipelines.component_models import Component  # noqa: E402,F401 - one of this app's models
+from designer.pipelines.token_models import ApiToken  # noqa: E402,F401 - one of this app's models

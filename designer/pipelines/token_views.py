@@ -1,0 +1,40 @@
+"""The tokens page (/account/tokens/): make a personal API token, see it once, list and revoke.
+Plain forms, no page script but the Copy button's (static/js/tokens.js). A new token's secret is
+put in the answer to the POST that made it and nowhere else (not in the session, not in a
+redirect): reloading the page cannot show it again."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from designer.pipelines import tokens
+
+
+def _page(request, status=200, **context):
+    return render(request, "pipelines/tokens.html", {"tokens": tokens.active(request.user), "max_name": tokens.MAX_NAME,
+                                                     **context}, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def token_page(request):
+    if request.method == "GET":
+        return _page(request)
+    try:
+        token, secret = tokens.create(request.user, request.POST.get("name", ""))
+    except ValueError as e:
+        return _page(request, status=400, error=str(e), name=request.POST.get("name", ""))
+    return _page(request, new_token=token, secret=secret)
+
+
+@login_required
+@require_POST
+def token_revoke(request, pk):
+    token = tokens.revoke(request.user, pk)
+    if token is None:
+        messages.error(request, "You have no such token (or it is revoked already).")
+    else:
+        messages.success(request, f"Token “{token.name}” ({token.prefix}…) is revoked: scripts using it now get 401.")
+    return redirect("api_tokens")
