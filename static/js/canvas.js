@@ -44,10 +44,12 @@ function registerShapes() {
 }
 
 /**
- * The graph and its plugins. refuse(edge) answers why a new link may not be made ('' if it may);
+ * The graph and its plugins. rules.edge(edge) answers why a new link may not be made ('' if it
+ * may), rules.ends(edgeId, source, sourcePort, target, targetPort) the same of a link not yet made;
  * `drawing` gets each link the user starts to draw (it is in the graph before it is made).
  */
-function makeGraph(container, refuse, onRefusal, drawing) {
+function makeGraph(container, rules, onRefusal, drawing) {
+  const near = refusalsNear();
   const graph = new X6.Graph({
     container,
     autoResize: true,
@@ -65,11 +67,15 @@ function makeGraph(container, refuse, onRefusal, drawing) {
       snap: { radius: 24 },
       createEdge() { const edge = this.createEdge({ shape: LINK_SHAPE }); drawing.add(edge); return edge; },
       validateMagnet({ magnet }) { return (magnet.getAttribute('port') || '').startsWith('out:'); },
-      validateConnection({ targetPort, sourcePort, sourceCell, targetCell }) {
-        return !!targetPort && targetPort.startsWith('in:') && !!sourcePort && sourcePort.startsWith('out:') && sourceCell !== targetCell;
+      // called for every input as a link starts (only those that pass are lit) and near the pointer
+      validateConnection({ edge, targetPort, sourcePort, sourceCell, targetCell, targetView, targetMagnet, type }) {
+        if (!targetPort || !targetPort.startsWith('in:') || !sourcePort || !sourcePort.startsWith('out:') || sourceCell === targetCell) return false;
+        const why = rules.ends(edge ? edge.id : null, sourceCell, sourcePort, targetCell, targetPort);
+        if (type === 'target') near.note(edge, targetView, targetMagnet, why);
+        return !why;
       },
       validateEdge({ edge }) {
-        const why = refuse(edge);
+        const why = rules.edge(edge);
         if (why) onRefusal(why);
         return !why;
       },
@@ -79,18 +85,51 @@ function makeGraph(container, refuse, onRefusal, drawing) {
       magnetAdsorbed: { name: 'stroke', args: { padding: 4, attrs: { stroke: '#1a7f37', 'stroke-width': 3 } } },
     },
   });
+  // a link dropped by an input that refuses it is not snapped to it, and X6 takes it away: say why
+  graph.on('edge:removed', ({ edge }) => {
+    const why = drawing.has(edge) ? near.at(edge, edge.getTargetPoint()) : '';
+    if (why) onRefusal(why);
+  });
   const history = new X6.History({
     enabled: true,
     beforeAddCommand(event, args) { return !(args && args.options && args.options.ignoreHistory); },
   });
   // the UMD build leaves out the plugins' Graph.prototype shortcuts: call the plugins themselves
-  const selection = new X6.Selection({ enabled: true, multiple: true, rubberband: true, movable: true, showNodeSelectionBox: true, pointerEvents: 'none' });
+  // Shift+click adds to the selection (or takes out) as Ctrl+click does
+  const selection = new X6.Selection({ enabled: true, multiple: true, multipleSelectionModifiers: ['ctrl', 'meta', 'shift'],
+    rubberband: true, movable: true, showNodeSelectionBox: true, pointerEvents: 'none' });
   const keyboard = new X6.Keyboard({ enabled: true });
   graph.use(history);
   graph.use(selection);
   graph.use(new X6.Snapline({ enabled: true }));
   graph.use(keyboard);
+  // the keyboard plugin makes the canvas focusable by script only (-1): Tab must reach it too
+  container.setAttribute('tabindex', '0');
   return { graph, history, selection, keyboard };
+}
+
+/** The inputs a link being drawn came near, and why each refuses it ('' if it accepts it). */
+function refusalsNear(radius = 24) {
+  let edge = null;
+  let seen = new Map(); // magnet -> {view, why}
+  return {
+    note(e, view, magnet, why) {
+      if (e !== edge) { edge = e; seen = new Map(); }
+      if (view && magnet) seen.set(magnet, { view, why });
+    },
+    /** Why the input nearest the point (within the snap radius) refuses the link, or ''. */
+    at(e, point) {
+      if (e !== edge || !point) return '';
+      let best = null;
+      let min = radius;
+      for (const [magnet, { view, why }] of seen) {
+        if (!magnet.isConnected) continue;
+        const d = view.getBBoxOfElement(magnet).getCenter().distance(point);
+        if (d < min) { min = d; best = why; }
+      }
+      return best || '';
+    },
+  };
 }
 
 /** Places for nodes from dagre, top to bottom: {id: {x, y}}. */
@@ -114,17 +153,23 @@ const edgeEnds = (e) => ({ id: e.id, source: e.getSourceCellId(), sourcePort: e.
  */
 export function createCanvas(container, catalogue, extra, onRefusal) {
   registerShapes();
-  const refuse = (edge) => {
-    const link = linkOf(edgeEnds(edge));
-    const ends = [edge.getSourceCell(), edge.getTargetCell()];
-    if (!link || !ends[0] || !ends[1]) return '';
-    const nodes = new Map(ends.map((n) => [n.id, { id: n.id, kind: n.getData().kind }]));
-    return refusal(catalogue.modules, nodes, canvas.links(), link);
+  const rules = {
+    ends(edgeId, source, sourcePort, target, targetPort) {
+      const link = linkOf({ id: edgeId, source: source.id, sourcePort, target: target.id, targetPort });
+      if (!link) return '';
+      const nodes = new Map([source, target].map((n) => [n.id, { id: n.id, kind: n.getData().kind }]));
+      return refusal(catalogue.modules, nodes, canvas.links(), link);
+    },
+    edge(edge) {
+      const [source, target] = [edge.getSourceCell(), edge.getTargetCell()];
+      if (!source || !target) return '';
+      return rules.ends(edge.id, source, edge.getSourcePortId(), target, edge.getTargetPortId());
+    },
   };
   // A link being drawn is not part of the pipeline until it is made: an autosave that lands
   // mid-drag must not store it (it may yet be refused, or dropped on the blank canvas)
   const drawing = new WeakSet();
-  const parts = makeGraph(container, refuse, onRefusal, drawing);
+  const parts = makeGraph(container, rules, onRefusal, drawing);
   const { graph, history } = parts;
   graph.on('edge:connected', ({ edge }) => drawing.delete(edge));
   // a node's bound parameters: a line of its own, the node taller (kept out of the undo history:

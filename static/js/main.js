@@ -81,7 +81,7 @@ function refreshRunTabs() {
 graph.on('selection:changed', () => {
   const nodes = canvas.selectedNodes();
   const node = nodes.length === 1 ? nodes[0] : null;
-  if (node !== pane.node()) pane.show(node);
+  pane.follow(nodes); // one node: its form; several: how many; none: the pipeline's own settings
   if (node) { tabBar.show(tabBar.current() === 'runs' ? 'module' : tabBar.current()); refreshRunTabs(); }
   edits.updateButtons();
 });
@@ -94,7 +94,7 @@ const rendered = new Promise((resolve) => {
 canvas.load(boot.draft);
 performance.mark('designer:loaded');
 // a drop from the palette: select the new node so that its parameters show at once
-graph.on('node:added', ({ node }) => canvas.select(node));
+graph.on('node:added', ({ node, options }) => { if (!(options && options.silentSelect)) canvas.select(node); });
 graph.on('history:change', () => { saver.schedule(); edits.updateButtons(); });
 problems.paint();
 pane.show(null);

@@ -30,12 +30,37 @@ const fieldOf = (input) => ({
 export function nodePane(canvas, paneUrl, onSwap, empty) {
   const panel = $('#tab-module');
   let node = null;
+  let many = 0; // how many nodes the "N modules selected" message counts (0: not shown)
+  // each form asked for is numbered: a form that comes in after the selection moved on is dropped
+  let ticket = 0;
 
   function show(next) {
     node = next;
+    many = 0;
+    ticket += 1;
     if (!node) { panel.replaceChildren(muted('Select a module on the canvas to see its parameters.')); empty(panel); return; }
-    htmx.ajax('POST', paneUrl, { target: '#tab-module', swap: 'innerHTML', values: { node: JSON.stringify(canvas.doc(node)) } });
+    htmx.ajax('POST', paneUrl, { target: '#tab-module', swap: 'innerHTML', headers: { 'X-Pane-Ticket': String(ticket) }, values: { node: JSON.stringify(canvas.doc(node)) } });
   }
+
+  /** Show what the selection is: one node's form, "N modules selected", or the empty state. */
+  function follow(nodes) {
+    if (nodes.length > 1) {
+      if (many === nodes.length) return;
+      show(null);
+      many = nodes.length;
+      panel.replaceChildren(muted(`${many} modules selected. Select one to see its parameters.`));
+      return;
+    }
+    const next = nodes[0] || null;
+    if (next !== node || many) show(next);
+  }
+
+  // a form asked for before the last show() is stale: drop it
+  document.body.addEventListener('htmx:beforeSwap', (e) => {
+    if (e.detail.target !== panel) return;
+    const headers = (e.detail.requestConfig && e.detail.requestConfig.headers) || {};
+    if (headers['X-Pane-Ticket'] && headers['X-Pane-Ticket'] !== String(ticket)) e.detail.shouldSwap = false;
+  });
 
   function onEdit(e) {
     const form = e.target.closest('#node-form');
@@ -56,5 +81,5 @@ export function nodePane(canvas, paneUrl, onSwap, empty) {
     graph.on(ev, () => { if (node) show(graph.getCellById(node.id) ? node : null); });
   }
   graph.on('cell:removed', ({ cell }) => { if (cell === node) show(null); });
-  return { show, node: () => node };
+  return { show, follow, node: () => node };
 }

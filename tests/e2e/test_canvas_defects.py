@@ -1,0 +1,157 @@
+"""Canvas defects a newcomer tripped on (issue 15): the Module tab follows the selection, the
+canvas is reached with Tab, a link being drawn lights only the inputs that accept it, Shift+click
+adds to a selection and pasted copies land beside the originals."""
+import pytest
+
+from tests.e2e.helpers import node, open_designer, port
+from tests.pipes import chain, link, pipeline
+from tests.pipes import node as n
+
+pytestmark = pytest.mark.browser
+
+
+def click_node(page, nid, modifiers=None):
+    box = node(page, nid).bounding_box()
+    page.mouse.move(box["x"] + 60, box["y"] + 15)
+    if modifiers:
+        page.keyboard.down(modifiers)
+    page.mouse.down()
+    page.mouse.up()
+    if modifiers:
+        page.keyboard.up(modifiers)
+
+
+def selected(page):
+    return sorted(page.evaluate("designer.graph.getPlugin('selection').getSelectedCells().filter(c => c.isNode()).map(c => c.id)"))
+
+
+def module_tab(page):
+    """What the Module tab shows, once any form in flight has come in."""
+    page.wait_for_load_state("networkidle")
+    return page.inner_text("#tab-module")
+
+
+def test_the_module_tab_follows_the_selection_through_copy_paste_and_delete(page, users):
+    open_designer(page, users["owner"], chain(3))
+    # n1's form is slow to come: it arrives after n2 joined the selection, and must not show
+    held = []
+    page.route("**/pane", lambda route: held.append(route))
+    with page.expect_request("**/pane"):
+        click_node(page, "n1")
+    click_node(page, "n2", "Control")
+    assert selected(page) == ["n1", "n2"]
+    page.wait_for_selector("#tab-module >> text=2 modules selected")
+    assert len(held) == 1
+    held[0].continue_()
+    page.unroute("**/pane")
+    assert "2 modules selected" in module_tab(page)
+    assert page.locator("#node-form").count() == 0
+    page.keyboard.press("Control+c")
+    page.keyboard.press("Control+v")
+    pasted = selected(page)
+    assert len(pasted) == 2 and not {"n1", "n2"} & set(pasted)
+    assert "2 modules selected" in module_tab(page)
+    assert page.locator("#node-form").count() == 0
+    page.shot("pasted-two-selected")
+    page.keyboard.press("Delete")
+    assert selected(page) == []
+    assert sorted(page.evaluate("designer.graph.getNodes().map(n => n.id)")) == ["n0", "n1", "n2"]
+    text = module_tab(page)
+    assert "Select a module" in text and "selected" not in text
+    assert page.locator("#node-form").count() == 0
+    page.shot("deleted-empty-pane")
+    # one node again: its own form
+    click_node(page, "n0")
+    page.wait_for_selector("#node-form[data-node=n0]")
+
+
+def edge_colour(page):
+    """The colour of the canvas's left edge on screen, halfway down."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    c = page.locator("#canvas").bounding_box()
+    png = page.screenshot(clip={"x": c["x"], "y": c["y"] + c["height"] / 2, "width": 2, "height": 1})
+    return Image.open(BytesIO(png)).convert("RGB").getpixel((1, 0))
+
+
+def test_tab_reaches_the_canvas_with_a_focus_ring_and_the_keys_work(page, users):
+    open_designer(page, users["owner"], chain(2))
+    assert page.get_attribute("#canvas", "tabindex") == "0"
+    page.focus("#fit")
+    assert edge_colour(page) != (9, 105, 218)
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.id") == "canvas":
+            break
+    assert page.evaluate("document.activeElement.id") == "canvas"
+    # a ring the user sees: the canvas's edge drawn in the accent blue (#0969da)
+    assert edge_colour(page) == (9, 105, 218)
+    page.shot("canvas-focused-by-tab")
+    page.keyboard.press("Control+a")
+    assert selected(page) == ["n0", "n1"]
+    before = page.evaluate("designer.graph.getCellById('n1').getPosition()")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("designer.graph.getCellById('n1').getPosition()")["y"] == before["y"] + 10
+    page.keyboard.press("Delete")
+    assert page.evaluate("designer.graph.getNodes().length") == 0
+    page.keyboard.press("Control+z")
+    assert page.evaluate("designer.graph.getNodes().length") == 2
+
+
+def lit_ports(page, candidates):
+    """The input ports drawn with a highlight around them, found from what is on screen."""
+    rings = [b for b in (h.bounding_box() for h in page.locator("#canvas .x6-highlight-stroke").all()) if b]
+    lit = []
+    for nid, pid in candidates:
+        c = port(page, nid, pid).bounding_box()
+        cx, cy = c["x"] + c["width"] / 2, c["y"] + c["height"] / 2
+        if any(r["x"] <= cx <= r["x"] + r["width"] and r["y"] <= cy <= r["y"] + r["height"] for r in rings):
+            lit.append((nid, pid))
+    return lit
+
+
+def test_a_link_being_drawn_lights_only_the_inputs_that_accept_it(page, users):
+    doc = pipeline([n("src", "toy_source", value=1), n("other", "toy_source", value=2), n("fed", "toy_add"), n("free", "toy_add"),
+                    n("sink", "toy_sink")], [link("other", "fed")])
+    doc["layout"] = {"src": {"x": 300, "y": 40}, "other": {"x": 40, "y": 40}, "fed": {"x": 40, "y": 220}, "free": {"x": 300, "y": 220},
+                     "sink": {"x": 560, "y": 220}}
+    open_designer(page, users["owner"], doc)
+    inputs = [("fed", "in:input"), ("fed", "in:extra"), ("free", "in:input"), ("free", "in:extra"), ("sink", "in:scores")]
+    box = port(page, "src", "out:out").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 40, box["y"] + 80, steps=6)
+    # fed's input is fed by the other source already; the sink wants ScoredDataset: neither is lit
+    page.wait_for_selector("#canvas .x6-highlight-stroke")
+    assert lit_ports(page, inputs) == [("fed", "in:extra"), ("free", "in:input"), ("free", "in:extra")]
+    page.shot("drawing-lights-accepting-inputs")
+    # dropped on the sink anyway: refused, with the reason
+    s = port(page, "sink", "in:scores").bounding_box()
+    page.mouse.move(s["x"] + s["width"] / 2, s["y"] + s["height"] / 2, steps=8)
+    page.mouse.up()
+    assert "ScoredDataset" in page.inner_text("#banner")
+    assert page.evaluate("designer.graph.getEdges().length") == 1
+
+
+def test_shift_click_adds_to_the_selection_and_pastes_land_beside_the_originals(page, users):
+    open_designer(page, users["owner"], chain(2))
+    click_node(page, "n0")
+    click_node(page, "n1", "Shift")
+    assert selected(page) == ["n0", "n1"]
+    click_node(page, "n1", "Shift")  # again: out of the selection
+    assert selected(page) == ["n0"]
+    page.keyboard.press("Control+c")
+    page.keyboard.press("Control+v")
+    (first,) = selected(page)
+    page.keyboard.press("Control+v")
+    (second,) = selected(page)
+    boxes = {nid: node(page, nid).locator("rect").first.bounding_box() for nid in ("n0", first, second)}
+    page.shot("pasted-beside")
+    for a, b in (("n0", first), (first, second), ("n0", second)):
+        p, q = boxes[a], boxes[b]
+        assert abs(p["x"] - q["x"]) >= 30 or abs(p["y"] - q["y"]) >= 30, (a, b, boxes)
+    # each copy stays visible: its label is not covered by the next one
+    assert boxes[second]["y"] > boxes[first]["y"] > boxes["n0"]["y"]
+    assert boxes[second]["x"] > boxes[first]["x"] > boxes["n0"]["x"]
