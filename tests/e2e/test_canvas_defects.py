@@ -155,3 +155,10 @@ def test_shift_click_adds_to_the_selection_and_pastes_land_beside_the_originals(
     # each copy stays visible: its label is not covered by the next one
     assert boxes[second]["y"] > boxes[first]["y"] > boxes["n0"]["y"]
     assert boxes[second]["x"] > boxes[first]["x"] > boxes["n0"]["x"]
+    # the toolbar's Copy and Paste do the same
+    click_node(page, "n1")
+    page.click("#copy")
+    page.click("#paste")
+    (third,) = selected(page)
+    n1, copy = (node(page, nid).locator("rect").first.bounding_box() for nid in ("n1", third))
+    assert copy["x"] >= n1["x"] + 30 and copy["y"] >= n1["y"] + 30, (n1, copy)
