@@ -14,9 +14,9 @@ daphne's HTTP factory build it. At gotLength (headers in, no byte of the body re
   * a declared length over the limit of the path (DATASET_MAX_UPLOAD_MB for a dataset upload,
     COMPONENT_MAX_UPLOAD_MB for a component upload, REQUEST_MAX_BODY_MB otherwise) is answered 413 at once;
   * a body that may be larger than ANONYMOUS_MAX_BODY_KB (declared so, or of no declared length)
-    needs a signed-in session: without a session cookie, 413 at once; with one, the connection
-    stops reading while a thread checks the session (Django's session store and auth), then
-    reads on or answers 413.
+    needs a signed-in session or, under /api/, a personal API token (`Authorization: Bearer`):
+    with neither, 413 at once; with one, the connection stops reading while a thread checks it
+    (Django's session store and auth, or the token's digest), then reads on or answers 413.
 While the body streams, a body of no declared length (chunked) is counted against the same
 limits. A refusal answers JSON under /api/ ({"error", "limit_bytes"}), text elsewhere, with
 `Connection: close`; what the client goes on sending is read and dropped (never stored) for at
@@ -89,6 +89,31 @@ def signed_in(session_key: str) -> bool:
         connections.close_all()  # this thread's connections only (a pool takes them back)
 
 
+def bearer_token(path: str, headers) -> str | None:
+    """The personal API token a request to /api/ carries (`Authorization: Bearer ...`), if any."""
+    if not path.startswith("/api/"):
+        return None
+    raw = (headers.getRawHeaders(b"Authorization") or [b""])[0].decode("latin-1").strip()
+    scheme, _, secret = raw.partition(" ")
+    return (secret.strip() or None) if scheme.lower() == "bearer" else None
+
+
+def token_valid(secret: str) -> bool:
+    """Whether `secret` is an active personal API token of an active user (what designer/token_auth.py
+    would find): looked up by its sha256, as designer/pipelines/tokens.py stores it, through the app
+    registry (the web app imports this module, not the other way). Runs on a thread."""
+    import hashlib
+
+    from django.apps import apps
+    from django.db import connections
+
+    try:
+        return apps.get_model("pipelines", "ApiToken").objects.filter(
+            digest=hashlib.sha256(secret.encode()).hexdigest(), revoked_at__isnull=True, owner__is_active=True).exists()
+    finally:
+        connections.close_all()  # this thread's connections only (a pool takes them back)
+
+
 class BoundedRequest(http_protocol.WebRequest):
     """daphne's request with the Twisted hooks that receive the body bounded (module docstring)."""
 
@@ -104,13 +129,15 @@ class BoundedRequest(http_protocol.WebRequest):
         if length is not None and length <= settings.ANONYMOUS_MAX_BODY_BYTES:
             return super().gotLength(length)
         session_key = self.received_cookies.get(settings.SESSION_COOKIE_NAME.encode())
-        if not session_key:
+        token = bearer_token(self._uri_path, self.requestHeaders)  # a script's: it counts over a session
+        if not session_key and not token:
             return self._refuse(*not_signed_in(length))
         if length is not None and length > self._limit:
             return self._refuse(*too_large(self._uri_path, length))
         super().gotLength(length)
         self._hold()
-        threads.deferToThread(signed_in, session_key.decode("latin-1")).addCallbacks(
+        check = (token_valid, token) if token else (signed_in, session_key.decode("latin-1"))
+        threads.deferToThread(*check).addCallbacks(
             lambda ok: self._release() if ok else self._refuse(*not_signed_in(length)), self._check_failed)
 
     def handleContentChunk(self, data):

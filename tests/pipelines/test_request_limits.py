@@ -13,6 +13,7 @@ import time
 import pytest
 from django.test import Client
 
+from designer.pipelines import tokens
 from tests import servers
 from tests.conftest import TEST_DATA
 from tests.workers import worker_database_url
@@ -201,3 +202,16 @@ def test_a_body_of_no_declared_length_is_counted_while_it_streams(server, sessio
     assert json.loads(body) == {"error": f"the request body is larger than the limit of {REQUEST_LIMIT_MB}.0 MB "
                                          "(setting REQUEST_MAX_BODY_MB)", "limit_bytes": REQUEST_LIMIT_MB * MB}
     assert sent < 40 * MB
+
+
+def test_a_script_with_an_api_token_sends_a_large_body_without_a_session(server, transactional_db, users):
+    """A script's personal API token counts as signing in (designer/token_auth.py lets it through
+    Django): a dataset upload over ANONYMOUS_MAX_BODY_KB goes through; a revoked token is refused."""
+    token, secret = tokens.create(users["owner"], "script")
+    body = json.dumps({"schema_version": 2, "nodes": [], "links": [], "name": "x" * (300 * 1024)}).encode()
+    headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json", "Content-Length": len(body)}
+    status, _, answer, *_ = exchange(server.port, head("POST", "/api/validate", headers) + body)
+    assert status == 200 and json.loads(answer)["valid"] is False  # read whole: its name is too long
+    tokens.revoke(users["owner"], token.id)
+    status, _, answer, *_ = exchange(server.port, head("POST", "/api/validate", headers), body_size=len(body))
+    assert status == 413 and json.loads(answer)["error"].startswith("sign in first")
