@@ -105,6 +105,9 @@ function makeGraph(container, rules, onRefusal, drawing) {
   graph.use(keyboard);
   // the keyboard plugin makes the canvas focusable by script only (-1): Tab must reach it too
   container.setAttribute('tabindex', '0');
+  // its focus ring is for keyboard users: not drawn while the focus came from a click (app.css)
+  container.addEventListener('pointerdown', () => { container.dataset.pointerFocus = ''; });
+  container.addEventListener('blur', () => { delete container.dataset.pointerFocus; });
   return { graph, history, selection, keyboard };
 }
 

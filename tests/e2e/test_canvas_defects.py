@@ -98,6 +98,16 @@ def test_tab_reaches_the_canvas_with_a_focus_ring_and_the_keys_work(page, users)
     assert page.evaluate("designer.graph.getNodes().length") == 0
     page.keyboard.press("Control+z")
     assert page.evaluate("designer.graph.getNodes().length") == 2
+    # a click on the canvas focuses it too, without the ring (it is for keyboard users)
+    page.focus("#fit")
+    c = page.locator("#canvas").bounding_box()
+    page.mouse.click(c["x"] + 30, c["y"] + 30)
+    assert page.evaluate("document.activeElement.id") == "canvas"
+    assert edge_colour(page) != (9, 105, 218)
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "canvas"
+    assert edge_colour(page) == (9, 105, 218)
 
 
 def lit_ports(page, candidates):
