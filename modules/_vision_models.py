@@ -1,11 +1,49 @@
 """What ResNet and DenseNet share: write the UntrainedModelDirectory of a torchvision model
-(sdk/formats/untrained_model.py).
+(sdk/formats/untrained_model.py), and say before a run whether its pretrained weights are here.
 
-Plain Python at import time; torch is imported when a module runs.
+Plain Python at import time; torch is imported when a module runs. The web process never imports
+torch, so the pre-flight check knows where torch.hub keeps weights (TORCH_HOME, else
+XDG_CACHE_HOME/torch, else ~/.cache/torch; then hub/checkpoints) and the file name of each
+model's DEFAULT ImageNet weights from the table below, which tests/modules/test_vision_models.py
+compares with torchvision's own.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from sdk.errors import ModuleError, labelled
+
+# the file of torchvision's DEFAULT (best) ImageNet weights of each model name
+WEIGHTS_FILES = {
+    "resnet18": "resnet18-f37072fd.pth", "resnet34": "resnet34-b627a593.pth", "resnet50": "resnet50-11ad3fa6.pth",
+    "resnet101": "resnet101-cd907fc2.pth", "resnet152": "resnet152-f82ba261.pth",
+    "resnext50_32x4d": "resnext50_32x4d-1a0047aa.pth", "resnext101_32x8d": "resnext101_32x8d-110c445d.pth",
+    "wide_resnet50_2": "wide_resnet50_2-9ba9bcbe.pth", "wide_resnet101_2": "wide_resnet101_2-d733dc28.pth",
+    "densenet121": "densenet121-a639ec97.pth", "densenet161": "densenet161-8d451a50.pth",
+    "densenet169": "densenet169-b2777c0a.pth", "densenet201": "densenet201-c1103571.pth",
+}
+
+
+def hub_checkpoints() -> Path:
+    """The folder torch.hub reads weights from (torch.hub.get_dir() / "checkpoints"), without torch."""
+    home = os.environ.get("TORCH_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "torch")
+    return Path(os.path.expanduser(home)) / "hub" / "checkpoints"
+
+
+def missing_weights(params: dict) -> list[tuple[str, str]]:
+    """The pre-flight problem of a pretrained model whose weights file is not on this machine (a
+    run would fail: weights are never downloaded), as Module.preflight() says it; [] when fine."""
+    name = WEIGHTS_FILES.get(params.get("model_name"))
+    if not params.get("pretrained") or name is None:
+        return []
+    folder = hub_checkpoints()
+    if (folder / name).is_file():
+        return []
+    home = os.path.expanduser("~")
+    shown = f"~{str(folder)[len(home):]}" if home != "/" and str(folder).startswith(home + os.sep) else str(folder)
+    return [("pretrained", f"the weights {name} are not on this machine ({shown}): untick Pretrained, "
+                           "or copy the file there")]
 
 
 def write_untrained_model(ctx, module_label: str, family: str, kwargs: dict) -> None:

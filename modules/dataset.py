@@ -1,7 +1,7 @@
 """Dataset: a source module that hands one of the user's uploaded datasets to the pipeline.
 
-Modules never touch the database, so the file is found this way: the user picks a dataset by
-id (parameter *Dataset*); when the run is submitted, the server checks that the dataset belongs
+Modules never touch the database, so the file is found this way: the user picks a dataset (parameter
+*Dataset*: a picker of their datasets in the page, kept as the dataset's id); when the run is submitted, the server checks that the dataset belongs
 to the run's owner and writes its stored path into *Stored file* (designer/pipelines/datasets.py,
 `bind`), replacing whatever the document held there. A pipeline can therefore never name a file
 it does not own. The output holds the file (hard-linked, else copied: deleting the dataset later
@@ -25,7 +25,7 @@ class Dataset(Module):
     category = "Datasets"
     outputs = [Port("Dataset", UploadedFile)]
     params = [
-        Int("Dataset", None, min=1, help="id of one of your datasets (GET /api/datasets)"),
+        Int("Dataset", None, min=1, help="one of your uploaded datasets (kept as its id: GET /api/datasets lists them)"),
         Text("Stored file", "", help="filled in by the server from the Dataset id when the run is submitted"),
     ]
 

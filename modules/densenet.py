@@ -1,4 +1,4 @@
-from modules._vision_models import write_untrained_model
+from modules._vision_models import missing_weights, write_untrained_model
 from sdk.declarations import Bool, Choice, Module, Port, UntrainedModelDirectory
 
 MODEL_NAMES = ("densenet121", "densenet161", "densenet169", "densenet201")
@@ -18,6 +18,10 @@ class DenseNet(Module):
         Bool("Memory efficient", default=False,
              help="recompute activations in the backward pass (checkpointing): less memory, slower"),
     ]
+
+    @classmethod
+    def preflight(cls, params):
+        return missing_weights(params)
 
     def run(self, ctx):
         write_untrained_model(ctx, self.label, "densenet", {"memory_efficient": ctx.params["memory_efficient"]})

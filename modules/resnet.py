@@ -1,4 +1,4 @@
-from modules._vision_models import write_untrained_model
+from modules._vision_models import missing_weights, write_untrained_model
 from sdk.declarations import Bool, Choice, Module, Port, UntrainedModelDirectory
 
 MODEL_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
@@ -19,6 +19,10 @@ class ResNet(Module):
         Bool("Zero init residual", default=False,
              help="zero-initialise the last BatchNorm of each residual branch (each block starts as an identity)"),
     ]
+
+    @classmethod
+    def preflight(cls, params):
+        return missing_weights(params)
 
     def run(self, ctx):
         write_untrained_model(ctx, self.label, "resnet", {"zero_init_residual": ctx.params["zero_init_residual"]})

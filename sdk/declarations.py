@@ -275,6 +275,14 @@ class Module:
     def run(self, ctx, **inputs):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @classmethod
+    def preflight(cls, params: dict) -> list[tuple[str, str]]:
+        """What would make a run fail on this machine and can be known before it is submitted
+        (pretrained weights that are not here): (parameter name, reason) pairs; [] when none.
+        `params` are the node's values over the defaults, each checked fine. The pipeline's
+        validation calls it at every save, in the web process: quick, plain Python, no torch."""
+        return []
+
     # ---- derived from the declaration
 
     @classmethod

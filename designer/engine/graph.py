@@ -166,7 +166,21 @@ def _node_problems(node: dict, catalogue) -> list[Problem]:
         error = param.check(value)
         if error:
             problems.append(Problem(f"{param.label}: {error}", "bad_value", node=nid, param=name))
+    if not problems:
+        problems += _preflight_problems(node, module)
     return problems + _run_setting_problems(node, module)
+
+
+def _preflight_problems(node: dict, module) -> list[Problem]:
+    """What the module knows would fail on this machine (Module.preflight), for values checked
+    fine; a bound parameter takes its value at submit, so what it says of one waits for then."""
+    bound = node.get("bindings") or {}
+    found = []
+    for name, reason in module.preflight(module.resolved_params(node.get("parameters", {}))):
+        param = module.param(name)
+        if name not in bound:
+            found.append(Problem(f"{param.label if param else name}: {reason}", "preflight", node=node["id"], param=name))
+    return found
 
 
 def _run_setting_problems(node: dict, module) -> list[Problem]:

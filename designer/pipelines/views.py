@@ -19,7 +19,8 @@ from designer.pipelines import drafts, visualize
 from designer.pipelines.api import BadRequest, output_dir
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import workers
-from designer.pipelines.models import NodeRun
+from designer.pipelines.datasets import DATASET_KIND
+from designer.pipelines.models import Dataset, NodeRun
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 
@@ -150,6 +151,8 @@ def node_pane(request, pk):
         fields.append({"p": param, "value": value, "error": param.check(value) if param.name in values else None,
                        "range": param._range_text() if hasattr(param, "_range_text") else "",
                        "bound": bindings.get(param.name)})
+        if kind == DATASET_KIND and param.name == "dataset":
+            fields[-1].update(_dataset_picker(request.user, value))
     declared = {param.name for param in module.params} if module else set()
     stray = sorted((k, v) for k, v in bindings.items() if k not in declared)  # shown, so that they can be unbound
     settings = node.get("run_settings") or {}
@@ -159,6 +162,17 @@ def node_pane(request, pk):
         "timeout_seconds": settings.get("timeout_seconds", 0), "max_timeout": graph.MAX_TIMEOUT_SECONDS,
         "max_run_setting": graph.MAX_RUN_SETTING, "latest_version": max(catalogue.versions(kind), default=None),
     })
+
+
+def _dataset_picker(user, value) -> dict:
+    """The Dataset module's Dataset parameter as a picker of the user's datasets (the value stays
+    the dataset's id): its options, and a chosen id that is none of theirs shown as not found."""
+    options = list(Dataset.objects.filter(owner=user).only("id", "name", "size"))
+    picker = {"datasets": options}
+    if isinstance(value, int) and not isinstance(value, bool) and value not in {d.id for d in options}:
+        picker.update(missing=value, pane_error=f"you have no dataset with id {value} (deleted?): choose one of yours, "
+                                                "or upload it again")
+    return picker
 
 
 # ---------------------------------------------------------------- Visualize

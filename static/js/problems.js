@@ -91,8 +91,10 @@ export function problemsView(canvas, modules, initial) {
     if (!form) return;
     const mine = problems.filter((p) => p.node === form.dataset.node && p.param);
     for (const field of $$('.field', form)) {
-      const found = mine.filter((p) => p.param === field.dataset.field);
-      $(`#error-${CSS.escape(field.dataset.field)}`, form).textContent = found.map((p) => p.message).join(' ');
+      const error = $(`#error-${CSS.escape(field.dataset.field)}`, form);
+      // what only the pane's server knows (a dataset that is not the user's) stays with the rest
+      const found = [...mine.filter((p) => p.param === field.dataset.field).map((p) => p.message), error.dataset.paneError].filter(Boolean);
+      error.textContent = found.join(' ');
       field.classList.toggle('invalid', found.length > 0);
       const input = $('input, select, textarea', field);
       if (input) input.toggleAttribute('aria-invalid', found.length > 0);
