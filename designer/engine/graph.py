@@ -14,7 +14,7 @@ import fastjsonschema
 import jsonschema
 
 from designer.engine import parameters, paths
-from designer.engine.problems import PipelineInvalid, Problem
+from designer.engine.problems import PipelineInvalid, Problem, labelled, node_names
 from designer.engine.schema_migrations import SchemaVersionError, migrate
 from sdk.declarations import compatible, not_finite
 
@@ -96,7 +96,7 @@ def _safe_id(items, index):
 def unstorable_problems(doc: dict, catalogue=None) -> list[Problem]:
     """NaN, Infinity and numbers too large for a float (json reads 1e400 as Infinity) anywhere in
     a document of the right shape: no module can use them and PostgreSQL cannot store them. A
-    parameter is named with its module and label."""
+    parameter is named with its module and label (its node by label, problems.labelled)."""
     problems = []
     for where, value in _floats(doc, ()):
         reason = not_finite(value)
@@ -115,7 +115,7 @@ def unstorable_problems(doc: dict, catalogue=None) -> list[Problem]:
                                     pipeline_parameter=name))
         else:
             problems.append(Problem(f"{'/'.join(map(str, where))}: {reason}", "bad_value", node=nid))
-    return problems
+    return labelled(problems, doc, catalogue)
 
 
 def _floats(value, where: tuple):
@@ -130,10 +130,16 @@ def _floats(value, where: tuple):
 
 
 def validate(doc: dict, catalogue) -> list[Problem]:
-    """All problems of a (migrated) document: schema first; semantics when the shape is right."""
+    """All problems of a (migrated) document: schema first; semantics when the shape is right.
+    Each problem's text names its node by its module's label (graph.labelled)."""
     problems = schema_problems(doc) or unstorable_problems(doc, catalogue)
     if problems:
-        return problems
+        return labelled(problems, doc, catalogue)
+    return labelled(_semantic_problems(doc, catalogue), doc, catalogue)
+
+
+def _semantic_problems(doc: dict, catalogue) -> list[Problem]:
+    problems = []
     nodes: dict[str, dict] = {}
     for n in doc["nodes"]:
         if n["id"] in nodes:
@@ -142,7 +148,7 @@ def validate(doc: dict, catalogue) -> list[Problem]:
     for n in doc["nodes"]:
         problems += _node_problems(n, catalogue)
     problems += _link_problems(doc, nodes, catalogue)
-    problems += _cycle_problems(doc)
+    problems += _cycle_problems(doc, catalogue)
     problems += parameters.problems(doc, catalogue)
     return problems
 
@@ -245,12 +251,12 @@ def _endpoint(end: dict, nodes: dict, catalogue, side: str, lid: str, problems: 
     return port
 
 
-def _cycle_problems(doc: dict) -> list[Problem]:
+def _cycle_problems(doc: dict, catalogue) -> list[Problem]:
     try:
         topological_order(doc)
     except CycleError as e:
-        cycle = e.args[1]
-        return [Problem(f"the links form a cycle: {' -> '.join(cycle)}", "cycle", node=cycle[0])]
+        cycle, names = e.args[1], node_names(doc, catalogue)
+        return [Problem(f"the links form a cycle: {' -> '.join(names.get(n, n) for n in cycle)}", "cycle", node=cycle[0])]
     return []
 
 

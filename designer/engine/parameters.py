@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 
-from designer.engine.problems import PipelineInvalid, Problem
+from designer.engine.problems import PipelineInvalid, Problem, labelled
 from sdk.declarations import Bool, Float, Int, Param, Text
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -164,10 +164,11 @@ def resolve(doc: dict, values: dict | None, catalogue) -> dict:
     takes its default): every bound module parameter replaced by its value (the bindings stay, to
     show them) and the values frozen in "parameter_values". Raises graph.PipelineInvalid naming
     every problem: of the declarations and bindings, and of each value (an unknown name, a wrong
-    type, outside the declared range or the range of a module parameter bound to it)."""
+    type, outside the declared range or the range of a module parameter bound to it), each node
+    named by its module's label."""
     found = problems(doc, catalogue)
     if found:
-        raise PipelineInvalid(found)
+        raise PipelineInvalid(labelled(found, doc, catalogue))
     values = {} if values is None else values
     if not isinstance(values, dict):
         raise PipelineInvalid([Problem(f"the values of the pipeline parameters must be an object "
@@ -184,7 +185,7 @@ def resolve(doc: dict, values: dict | None, catalogue) -> dict:
         if not value_problems:
             frozen[name] = as_param(decl).normalise(value)
     if found:
-        raise PipelineInvalid(found)
+        raise PipelineInvalid(labelled(found, doc, catalogue))
     run = copy.deepcopy(doc)
     run["parameter_values"] = frozen
     for node in run["nodes"]:

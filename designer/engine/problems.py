@@ -2,9 +2,12 @@
 
 Its own file so that graph.py (which validates a document) and parameters.py (which checks
 pipeline parameters and resolves them for a run) both use it without importing each other.
+A problem's text names its node by its module's label once `labelled()` has seen the document.
 """
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from dataclasses import asdict, dataclass
 
 
@@ -18,18 +21,24 @@ class Problem:
     link: str | None = None
     # a pipeline parameter (parameters.py): the message names it, so the text adds no 'where' for it
     pipeline_parameter: str | None = None
+    # how the text names `node` to a person: its module's label, "ResNet (n5)" where two nodes
+    # share it (labelled); the id when unknown
+    node_label: str | None = None
 
     def __str__(self) -> str:
-        where = []
+        where, message = [], self.message
         if self.node is not None:
-            where.append(f"node {self.node!r}")
+            where.append(self.node_label or f"node {self.node!r}")
         if self.link is not None:
             where.append(f"link {self.link!r}")
         if self.port is not None:
             where.append(f"port {self.port!r}")
         if self.param is not None:
             where.append(f"parameter {self.param!r}")
-        return f"{', '.join(where)}: {self.message}" if where else self.message
+        if self.node_label:  # "Toy source, parameter 'sleep': Sleep: ...", not "...: Toy source: Sleep: ..."
+            for said in (self.node_label, self.node_label.rsplit(" (", 1)[0]):
+                message = message.removeprefix(f"{said}: ")
+        return f"{', '.join(where)}: {message}" if where else message
 
     def as_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None} | {"text": str(self)}
@@ -39,3 +48,34 @@ class PipelineInvalid(ValueError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+# problems about a node's id itself: their text names the node by that id
+ID_PROBLEMS = ("bad_id", "duplicate_id")
+
+
+def node_names(doc: dict, catalogue) -> dict[str, str]:
+    """{node id: how a message names it}: its module's label (installed modules only), with
+    the id in brackets where two nodes share that label: "ResNet", "Train PyTorch Model (n5)".
+    A malformed document (a schema problem) names the nodes it can."""
+    labels, seen = {}, Counter()
+    for node in doc.get("nodes", []) if isinstance(doc, dict) and isinstance(doc.get("nodes"), list) else []:
+        if isinstance(node, dict) and isinstance(node.get("id"), str) and isinstance(node.get("kind"), str):
+            try:
+                module = catalogue.for_node(node) if catalogue is not None else None
+            except TypeError:  # a version of the wrong type: a schema problem
+                module = None
+            seen[node["id"]] += 1
+            if module is not None:  # a kind not installed: named by id (its problem names the kind)
+                labels[node["id"]] = module.label
+    shared = Counter(labels.values())
+    # an id two nodes have is named as an id: that is what its problem is about
+    return {nid: f"{label} ({nid})" if shared[label] > 1 else label for nid, label in labels.items() if seen[nid] == 1}
+
+
+def labelled(problems: list[Problem], doc: dict, catalogue) -> list[Problem]:
+    """The problems with the node each one is about named by label (node_names) in its text; the
+    `node` field keeps the id (the page marks that node)."""
+    names = node_names(doc, catalogue) if any(p.node is not None for p in problems) else {}
+    return [dataclasses.replace(p, node_label=names[p.node]) if p.node in names and p.code not in ID_PROBLEMS else p
+            for p in problems]

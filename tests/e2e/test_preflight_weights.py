@@ -18,6 +18,8 @@ def test_missing_pretrained_weights_are_shown_before_submit(page, users):
     bar = page.locator("#problems")
     bar.locator("text=resnet18-f37072fd.pth are not on this machine").wait_for()
     assert "untick Pretrained, or copy the file there" in bar.inner_text()
+    # named by its module's label, not "node 'r'" (defect 9)
+    assert bar.locator("li").inner_text().startswith("ResNet, parameter 'pretrained': Pretrained: the weights")
     assert node(page, "r").locator("[data-problems]").count() == 1
     box = node(page, "r").bounding_box()
     page.mouse.click(box["x"] + 60, box["y"] + 15)

@@ -159,7 +159,7 @@ def test_problems_serialise_with_the_pipeline_parameter():
     problem = only(graph.validate(doc_with([declare()], {"value": "lr"}), CAT))
     d = problem.as_dict()
     assert d["pipeline_parameter"] == "lr" and d["node"] == "a" and d["param"] == "value"
-    assert d["text"].startswith("node 'a', parameter 'value': Toy source: Value is bound")
+    assert d["text"].startswith("Toy source, parameter 'value': Value is bound")
 
 
 # --------------------------------------------------------------------------- resolve

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 # request.body + json.loads) reads them, and reads 1e400 as Infinity
 BAD_NUMBERS = [("NaN", "NaN is not a number"), ("Infinity", "Infinity (or a number too large for a float"),
                ("-Infinity", "-Infinity"), ("1e400", "Infinity (or a number too large for a float")]
-PARAMS = [("value", "Toy source: Value"), ("sleep", "Toy source: Sleep")]  # an Int, and a Float with no maximum
+PARAMS = [("value", "Toy source, parameter 'value': Value"), ("sleep", "Toy source, parameter 'sleep': Sleep")]  # an Int, and a Float with no maximum
 
 
 def doc_text(param: str, literal: str) -> str:
@@ -99,7 +99,7 @@ def test_a_float_with_no_maximum_refuses_infinity_and_an_int_refuses_what_fits_n
     assert sleep.max is None and sleep.check(1e308) is None  # the run-time check (executor, pane) too
     assert sleep.check(math.inf) == "expected a finite number: Infinity (or a number too large for a float, such as 1e400) is not a finite number"
     assert sleep.check(-math.inf).startswith("expected a finite number: -Infinity")
-    for param, value, reason in [("sleep", math.inf, "Toy source: Sleep: Infinity"),
+    for param, value, reason in [("sleep", math.inf, "Toy source, parameter 'sleep': Sleep: Infinity"),
                                  ("sleep", 10**400, "Sleep: 100000000000...(401 digits) is too large for a floating-point number"),
                                  ("value", 1e300, "Value: 1e+300 is too large: a whole number here is between"),
                                  ("value", -(10**30), "Value: -10000000000...(31 digits) is too large")]:
@@ -115,7 +115,7 @@ def test_run_pipeline_set_refuses_a_non_finite_number_naming_it(tmp_path, users,
     with pytest.raises(CommandError) as e:
         call_command("run_pipeline", str(path), "--set", f"src.sleep={raw}", "--owner", "owner", "--inline")
     text = str(e.value)
-    assert "cannot run, 1 problem(s)" in text and "node 'src', parameter 'sleep': Toy source: Sleep:" in text and reason in text
+    assert "cannot run, 1 problem(s)" in text and "Toy source, parameter 'sleep': Sleep:" in text and reason in text
 
 
 def test_a_revision_that_is_not_a_number_is_a_400_naming_it(owner_client, users):
