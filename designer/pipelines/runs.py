@@ -13,6 +13,7 @@ from django.utils import timezone
 from designer.engine import graph, parameters
 from designer.engine import statuses as st
 from designer.engine.executor import Event
+from designer.engine.problems import labelled
 from designer.pipelines import datasets, events, outbox, registry, workers
 from designer.pipelines.advance import advance, transition, wake_stranded, wake_waiters
 from designer.pipelines.artifacts import node_dir
@@ -52,8 +53,7 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     catalogue = get_catalogue(owner)
     doc = graph.pin_versions(graph.upgrade(doc), catalogue)  # the snapshot names the version that runs
     doc = parameters.resolve(graph.check(doc, catalogue), values, catalogue)
-    doc = datasets.bind(owner, doc)  # a Dataset node may only read its owner's file
-    doc = registry.bind(owner, doc)  # a Registered model node, only its owner's versions
+    doc = _bound(owner, doc, catalogue)
     if regenerate:
         for node in doc["nodes"]:
             if regenerate is True or node["id"] in regenerate:
@@ -74,6 +74,15 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
         else:
             dispatch(queued)
     return run
+
+
+def _bound(owner, doc: dict, catalogue) -> dict:
+    """Dataset nodes pointed at their owner's files, Registered model nodes at their owner's
+    versions; any other id is a problem naming the node by its label."""
+    try:
+        return registry.bind(owner, datasets.bind(owner, doc))
+    except graph.PipelineInvalid as e:
+        raise graph.PipelineInvalid(labelled(e.problems, doc, catalogue)) from None
 
 
 def dispatch(noderun_ids: list[int]) -> None:

@@ -2,7 +2,7 @@
  * datasets): the user's registered models (GET /api/models) above the module's own entry,
  * each added as a "Registered model" node with its name set (the latest version unless the node's
  * pane says which). Read again when the Register dialog registers one. Such a node's label names
- * its model, and follows an edit of the name in its pane. */
+ * its model (a Dataset node's, its dataset), and follows an edit in its pane. */
 import { api } from './api.js';
 import { $, h } from './dom.js';
 import { SILENT } from './canvas.js';
@@ -36,9 +36,12 @@ export function myModels(canvas, catalogue, entry) {
     section.dataset.loaded = String(Number(section.dataset.loaded || 0) + 1);
   }
 
+  // the label names the model (or a Dataset node's dataset) and follows a change in the pane
+  const named = new Map([[KIND, module], ['dataset', catalogue.modules.get('dataset')]]);
   canvas.graph.on('node:change:data', ({ node }) => {
     const data = node.getData();
-    if (data.kind === KIND) node.attr('label/text', shorten(nodeLabel({ ...data, id: node.id }, module, catalogue.datasets)), SILENT);
+    const m = named.get(data.kind);
+    if (m) node.attr('label/text', shorten(nodeLabel({ ...data, id: node.id }, m, catalogue.datasets)), SILENT);
   });
   document.addEventListener(REGISTERED, load);
   load();

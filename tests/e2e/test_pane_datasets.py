@@ -37,6 +37,8 @@ def test_the_dataset_is_picked_by_name_and_kept_as_its_id(page, users):
     picker.select_option(label="cats and dogs (512\xa0bytes)")
     page.wait_for_selector(f"#save-state >> text=Saved · revision {p.revision + 1}")
     assert saved(page).draft["nodes"][0]["parameters"]["dataset"] == cats.id
+    # the node's label on the canvas names the dataset now chosen
+    page.wait_for_selector('#canvas g[data-cell-id="data"] text:has-text("Dataset: cats and dogs")')
 
 
 def test_a_dataset_that_is_not_the_users_is_shown_as_not_found(page, users):

@@ -110,7 +110,7 @@ def test_a_dataset_feeds_convert_and_split(owner_client, users):
 
 def test_a_stranger_cannot_use_someone_elses_dataset(owner_client, stranger_client, users):
     ds = upload(owner_client, image_zip()).json()
-    with pytest.raises(graph.PipelineInvalid, match=rf"node 'data', parameter 'dataset': Dataset: you have no dataset with id {ds['id']}"):
+    with pytest.raises(graph.PipelineInvalid, match=rf"Dataset, parameter 'dataset': you have no dataset with id {ds['id']}"):
         runs.submit(users["stranger"], pets_pipeline(ds["id"]))
     # nor by writing the owner's path into the document: the server replaces it with the stranger's own file
     owners_file = Dataset.objects.get(pk=ds["id"]).file.path
@@ -123,7 +123,7 @@ def test_a_stranger_cannot_use_someone_elses_dataset(owner_client, stranger_clie
 
 
 def test_a_pipeline_without_a_chosen_dataset_cannot_run(users):
-    with pytest.raises(graph.PipelineInvalid, match="Dataset: no dataset chosen"):
+    with pytest.raises(graph.PipelineInvalid, match="Dataset, parameter 'dataset': no dataset chosen"):
         runs.submit(users["owner"], pets_pipeline(None))
 
 

@@ -199,7 +199,7 @@ def test_a_dataset_record_pointing_at_another_users_file_is_neither_used_nor_del
     doc = pipeline([node("data", "dataset", dataset=mine.id)], [])
     with pytest.raises(graph.PipelineInvalid) as e:
         runs.submit(users["owner"], doc, inline=True)
-    assert "node 'data', parameter 'dataset': Dataset: the file of dataset" in str(e.value)
+    assert "Dataset, parameter 'dataset': the file of dataset" in str(e.value)
     assert "not in its owner's folder" in str(e.value)
     assert owner_client.delete(f"/api/datasets/{mine.id}").status_code == 204
     assert datasets.stored_path(theirs).is_file()  # the stranger's file is still there
