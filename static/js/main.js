@@ -101,8 +101,9 @@ pane.show(null);
 edits.updateButtons();
 if (graph.getNodes().length) canvas.fit();
 const wanted = Number(new URLSearchParams(location.search).get('run'));
+// the run asked for in the address, else the pipeline's most recent one (as if picked in the Runs tab)
 if (wanted) runs.view(wanted);
-runs.list();
+runs.list().then((all) => { if (!wanted && all.length && !runs.run()) runs.view(all[0].id); });
 window.designer = { graph, history, toDraft: canvas.toDraft, save: saver.saveNow };
 performance.mark('designer:setup');
 rendered.then(() => {

@@ -100,8 +100,8 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
   async function list() {
     const r = await api('GET', paths.runs(pipelineId));
     const panel = $('#tab-runs');
-    if (!r.ok) return;
-    if (!r.data.runs.length) { panel.replaceChildren(muted('No runs yet.')); return; }
+    if (!r.ok) return [];
+    if (!r.data.runs.length) { panel.replaceChildren(muted('No runs yet.')); return []; }
     const head = h('thead', {}, h('tr', {}, ['Run', 'Status', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
     // a run's parameter values (and the sweep a trial belongs to) on a line of its own under it
     const rows = r.data.runs.flatMap((x) => {
@@ -120,6 +120,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
         values ? h('span', { title: 'the values of the pipeline parameters in this run' }, values) : null))];
     });
     panel.replaceChildren(h('table', { class: 'runs' }, head, h('tbody', {}, rows)));
+    return r.data.runs; // newest first
   }
 
   async function submit() {
