@@ -79,7 +79,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
 
   function reopened(id) {
     refresh().then(() => {
-      if (run && run.id === id) banner(`Reconnected to the server: run #${id} is shown as it is now (${run.status}).`, { kind: 'info' });
+      if (run && run.id === id) banner(`Reconnected to the server: run #${id} is shown as it is now (${run.status}).`, { kind: 'info', stays: true });
     });
   }
 

@@ -25,3 +25,14 @@ def test_a_pipeline_opened_from_the_list_shows_its_last_runs_statuses(page, user
     page.wait_for_selector(f"#run-banner[data-status=failed]:has-text('Run #{run.id}: failed')")
     assert node(page, "src").locator("[data-status]").get_attribute("data-status") == "completed"
     page.shot("last-run-on-open")
+
+
+def test_the_copied_note_clears_by_itself(page, users):
+    open_designer(page, users["owner"], two_branches())
+    box = node(page, "src").bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 15)
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Control+c")
+    page.wait_for_selector("#banner.info:has-text('Copied 4 module(s).')")
+    page.shot("copied-note")
+    page.wait_for_selector("#banner", state="hidden", timeout=15_000)
