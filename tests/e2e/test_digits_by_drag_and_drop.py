@@ -89,8 +89,12 @@ def set_parameters(page, nid, values):
             control.select_option(str(value))
         else:
             control.fill(str(value))
-    # the pane edits the node on the canvas; nothing is marked invalid
-    assert form.locator("[aria-invalid]").count() == 0, form.inner_text()
+    # the pane edits the node on the canvas; nothing is marked invalid (a problem of the defaults, such as
+    # ResNet's pretrained weights missing on this machine, goes once the values are set)
+    try:
+        page.wait_for_selector("#node-form [aria-invalid]", state="detached")
+    except Exception:
+        raise AssertionError(form.inner_text()) from None
 
 
 def upload_digits(page, tmp_path):
