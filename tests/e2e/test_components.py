@@ -25,7 +25,7 @@ from tests.e2e.component_pipes import (
     run_headless,
     trained_and_scored,
 )
-from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved
+from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved, select, set_parameters
 
 EPOCH_METRICS = ("training_loss", "training_accuracy", "validation_loss", "validation_accuracy", "best_val_acc")
 
@@ -92,22 +92,6 @@ def test_the_tutorial_script_trains_headless_is_reused_unchanged_and_runs_again_
 # --------------------------------------------------------------------------- in the browser
 
 
-def select(page, nid):
-    box = node(page, nid).bounding_box()
-    page.mouse.click(box["x"] + 60, box["y"] + 15)
-    page.wait_for_selector(f"#node-form[data-node={nid}]", state="attached")
-
-
-def set_parameters(page, nid, values):
-    select(page, nid)
-    form = page.locator("#node-form")
-    for name, value in values.items():
-        control = form.locator(f"[data-param={name}]")
-        if isinstance(value, bool):
-            control.set_checked(value)
-        else:
-            control.fill(str(value))
-    assert form.locator("[aria-invalid]").count() == 0, form.inner_text()
 
 
 MODULES = [("Convert to Image Directory", "convert", 130, 130), ("Split Image Directory", "split", 130, 230),

@@ -13,7 +13,7 @@ import pytest
 from designer.engine import graph
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Dataset, Run
-from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved
+from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved, select, set_parameters
 from tests.imagesets import digits_folder, make_archive
 
 pytestmark = pytest.mark.browser
@@ -71,30 +71,6 @@ class Steps:
         self.page.shot(f"{self.n:02d}-{name}")
 
 
-def select(page, nid):
-    box = node(page, nid).bounding_box()
-    page.mouse.click(box["x"] + 60, box["y"] + 15)
-    page.wait_for_selector(f"#node-form[data-node={nid}]", state="attached")
-
-
-def set_parameters(page, nid, values):
-    """Through the right pane's own controls: number and text boxes, tick boxes, choices."""
-    select(page, nid)
-    form = page.locator("#node-form")
-    for name, value in values.items():
-        control = form.locator(f"[data-param={name}]")
-        if isinstance(value, bool):
-            control.set_checked(value)
-        elif control.evaluate("e => e.tagName") == "SELECT":
-            control.select_option(str(value))
-        else:
-            control.fill(str(value))
-    # the pane edits the node on the canvas; nothing is marked invalid (a problem of the defaults, such as
-    # ResNet's pretrained weights missing on this machine, goes once the values are set)
-    try:
-        page.wait_for_selector("#node-form [aria-invalid]", state="detached")
-    except Exception:
-        raise AssertionError(form.inner_text()) from None
 
 
 def upload_digits(page, tmp_path):

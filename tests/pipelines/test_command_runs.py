@@ -15,6 +15,7 @@ from designer.pipelines import runs
 from designer.pipelines.models import Component
 from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
 from tests.pipes import node, pipeline
+from tests.training.test_command import alive
 from tests.workers import registered
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -87,12 +88,6 @@ def submit(owner, processes: int, timeout: int = 0, **params):
     return runs.submit(owner, pipeline([n], []))
 
 
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def pids_of(folder: Path, ranks: int) -> list[int]:

@@ -1,30 +1,19 @@
 """A sweep of a pipeline whose training is a user's script (tests/components/tuning): its
 `log_metric` figures are the trials' primary metric, and the policy's early termination reaches
 the script (`sdk.stop_requested`), which keeps its best so far; the trial ends early terminated."""
-import time
 from pathlib import Path
 
 import pytest
 
 from designer.engine import statuses as st
 from designer.pipelines import sweeps
-from designer.pipelines.models import NodeRun, Sweep
+from designer.pipelines.models import NodeRun
+from tests.pipelines.test_sweeps import finished
 from tests.pipes import node, pipeline
 
 pytestmark = pytest.mark.timeout(600)
 BETTER, POOR = 0.01, 0.00001
 EPOCHS = 8
-
-
-def finished(sweep: Sweep, timeout=300) -> Sweep:
-    deadline = time.monotonic() + timeout
-    while True:
-        sweep.refresh_from_db()
-        if sweep.finished:
-            return sweep
-        assert time.monotonic() < deadline, f"sweep not finished: {list(sweep.trials.values('number', 'status'))}"
-        sweeps.tick_one(sweep)  # what the workers' heartbeat does too
-        time.sleep(0.2)
 
 
 def test_a_scripts_metrics_drive_a_sweep_and_its_policy_stops_a_poor_trial(start_worker, users):
