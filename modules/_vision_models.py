@@ -2,17 +2,18 @@
 (sdk/formats/untrained_model.py), and say before a run whether its pretrained weights are here.
 
 Plain Python at import time; torch is imported when a module runs. The web process never imports
-torch, so the pre-flight check knows where torch.hub keeps weights (TORCH_HOME, else
-XDG_CACHE_HOME/torch, else ~/.cache/torch; then hub/checkpoints) and the file name of each
-model's DEFAULT ImageNet weights from the table below, which tests/modules/test_vision_models.py
-compares with torchvision's own.
+torch, so the pre-flight check knows the file name of each model's DEFAULT ImageNet weights from
+the table below, which tests/modules/test_vision_models.py compares with torchvision's own, and
+looks for it on the machines that run modules (modules/_machine.py: each worker's torch hub folder,
+as its heartbeat says; this machine's when no worker said).
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
+from modules._machine import hub_checkpoints, this_machine
+from sdk.declarations import Machine
 from sdk.errors import ModuleError, labelled
+
+__all__ = ["WEIGHTS_FILES", "hub_checkpoints", "missing_weights", "write_untrained_model"]
 
 # the file of torchvision's DEFAULT (best) ImageNet weights of each model name
 WEIGHTS_FILES = {
@@ -25,25 +26,24 @@ WEIGHTS_FILES = {
 }
 
 
-def hub_checkpoints() -> Path:
-    """The folder torch.hub reads weights from (torch.hub.get_dir() / "checkpoints"), without torch."""
-    home = os.environ.get("TORCH_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "torch")
-    return Path(os.path.expanduser(home)) / "hub" / "checkpoints"
-
-
-def missing_weights(params: dict) -> list[tuple[str, str]]:
-    """The pre-flight problem of a pretrained model whose weights file is not on this machine (a
-    run would fail: weights are never downloaded), as Module.preflight() says it; [] when fine."""
+def missing_weights(params: dict, machines: tuple[Machine, ...] | None = None) -> list[tuple[str, str]]:
+    """The pre-flight problem of a pretrained model whose weights file is on none of the machines
+    that run modules (a run would fail: weights are never downloaded), as Module.preflight() says
+    it; [] when fine. `machines`: the live workers' reports, or None for this machine."""
     name = WEIGHTS_FILES.get(params.get("model_name"))
     if not params.get("pretrained") or name is None:
         return []
-    folder = hub_checkpoints()
-    if (folder / name).is_file():
+    machines = machines or (this_machine(),)
+    if any(name in m.weights for m in machines):
         return []
-    home = os.path.expanduser("~")
-    shown = f"~{str(folder)[len(home):]}" if home != "/" and str(folder).startswith(home + os.sep) else str(folder)
-    return [("pretrained", f"the weights {name} are not on this machine ({shown}): untick Pretrained, "
-                           "or copy the file there")]
+    if len(machines) == 1:
+        (m,) = machines
+        where = "this machine" if m.name == "this machine" else f"worker {m.name}"
+        return [("pretrained", f"the weights {name} are not on {where} ({m.weights_folder}): untick Pretrained, "
+                               "or copy the file there")]
+    folders = "; ".join(f"{m.name}: {m.weights_folder}" for m in machines)
+    return [("pretrained", f"the weights {name} are on none of the {len(machines)} workers ({folders}): untick "
+                           "Pretrained, or copy the file to their torch hub folder")]
 
 
 def write_untrained_model(ctx, module_label: str, family: str, kwargs: dict) -> None:

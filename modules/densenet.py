@@ -20,8 +20,8 @@ class DenseNet(Module):
     ]
 
     @classmethod
-    def preflight(cls, params):
-        return missing_weights(params)
+    def preflight(cls, params, machines=None):
+        return missing_weights(params, machines)
 
     def run(self, ctx):
         write_untrained_model(ctx, self.label, "densenet", {"memory_efficient": ctx.params["memory_efficient"]})

@@ -21,8 +21,8 @@ class ResNet(Module):
     ]
 
     @classmethod
-    def preflight(cls, params):
-        return missing_weights(params)
+    def preflight(cls, params, machines=None):
+        return missing_weights(params, machines)
 
     def run(self, ctx):
         write_untrained_model(ctx, self.label, "resnet", {"zero_init_residual": ctx.params["zero_init_residual"]})

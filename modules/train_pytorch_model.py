@@ -17,7 +17,9 @@ class TrainPyTorchModel(Module):
     version = 1
     distributed = True
     metrics = ("learning_rate", "training_images_per_second", "training_loss", "training_error",
-               "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy")  # per epoch
+               "training_top1_accuracy", "validation_loss", "validation_top1_accuracy",
+               "validation_top5_accuracy")
+    metric_step = "epoch"
     # the port keeps its name (stored pipelines link to "untrained_model") and also takes a trained model
     inputs = [Port("Untrained model", UntrainedModelDirectory,
                    help="a model of ResNet or DenseNet; or a trained model (Train PyTorch Model, a registered "

@@ -29,6 +29,19 @@ def slug(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
+# --------------------------------------------------------------------------- machines
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine that runs modules, as a pre-flight check sees it: its name ("this machine", or a
+    worker's Celery name), the folder torch.hub reads pretrained weights from there, and the file
+    names in that folder (a worker reports them in its heartbeat)."""
+    name: str
+    weights_folder: str
+    weights: frozenset[str] = frozenset()
+
+
 # --------------------------------------------------------------------------- port types
 
 
@@ -267,6 +280,7 @@ class Module:
     distributed: bool = False  # offers Run settings (node count, process count per node)
     # the names it passes to ctx.metric(): what a sweep may optimise (primary_metric_name)
     metrics: tuple[str, ...] = ()
+    metric_step: str = "step"  # what a metric's step counts ("epoch"): the x axis of its charts
     timeout_setting: bool = False  # offers the run setting "Timeout (seconds)" (timeout_seconds; 0: no limit)
     # a module declared in a component file: its sdk.component.ComponentSpec, and where it came from
     component = None
@@ -276,11 +290,13 @@ class Module:
         raise NotImplementedError
 
     @classmethod
-    def preflight(cls, params: dict) -> list[tuple[str, str]]:
-        """What would make a run fail on this machine and can be known before it is submitted
-        (pretrained weights that are not here): (parameter name, reason) pairs; [] when none.
-        `params` are the node's values over the defaults, each checked fine. The pipeline's
-        validation calls it at every save, in the web process: quick, plain Python, no torch."""
+    def preflight(cls, params: dict, machines: tuple[Machine, ...] | None = None) -> list[tuple[str, str]]:
+        """What would make a run fail on the machines that run modules and can be known before it
+        is submitted (pretrained weights that are on none of them): (parameter name, reason)
+        pairs; [] when none. `params` are the node's values over the defaults, each checked fine;
+        `machines` the live workers as they reported themselves, or None when none did (then
+        this machine: the embedded app runs its worker here). The pipeline's validation calls it
+        at every save, in the web process: quick, plain Python, no torch."""
         return []
 
     # ---- derived from the declaration
@@ -321,6 +337,7 @@ class Module:
             "params": [p.describe() for p in cls.params],
             "distributed": cls.distributed,
             "metrics": list(cls.metrics),
+            "metric_step": cls.metric_step,
             "timeout_setting": cls.timeout_setting,
         }
         if cls.component is not None:

@@ -47,6 +47,33 @@ def _empty_queue():
     yield
 
 
+def _flush_retrying_deadlocks(flush):
+    """A test's end empties the tables (TRUNCATE); on PostgreSQL a worker process of an earlier
+    test that is still winding down (its outbox sweep locks rows) can deadlock with it, and
+    PostgreSQL then aborts one side: the flush is tried again (the worker's side goes on)."""
+    def execute_sql_flush(self, sql_list):
+        from django.db import OperationalError
+
+        for attempt in range(5):
+            try:
+                return flush(self, sql_list)
+            except OperationalError as e:
+                if "deadlock detected" not in str(e) or attempt == 4:
+                    raise
+                time.sleep(0.5)
+    return execute_sql_flush
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_survives_a_deadlock():
+    from django.db.backends.base.operations import BaseDatabaseOperations
+
+    original = BaseDatabaseOperations.execute_sql_flush
+    BaseDatabaseOperations.execute_sql_flush = _flush_retrying_deadlocks(original)
+    yield
+    BaseDatabaseOperations.execute_sql_flush = original
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _disconnect_others_before_dropping_the_test_database(django_db_setup, django_db_blocker):
     """Worker processes and async test threads may still hold PostgreSQL sessions at the end."""

@@ -122,7 +122,8 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
     elapsed = time.perf_counter() - started
     loss_sum, errors, seen = dist_utils.reduce_sum([loss_sum, errors, seen], device)
     return {"learning_rate": optimizer.param_groups[0]["lr"], "training_images_per_second": seen / elapsed,
-            "training_loss": loss_sum / seen, "training_error": errors / seen}
+            "training_loss": loss_sum / seen, "training_error": errors / seen,
+            "training_top1_accuracy": 1 - errors / seen}
 
 
 def _forward(model, images, args):

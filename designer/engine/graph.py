@@ -129,16 +129,18 @@ def _floats(value, where: tuple):
             yield from _floats(v, (*where, i))
 
 
-def validate(doc: dict, catalogue) -> list[Problem]:
+def validate(doc: dict, catalogue, machines=None) -> list[Problem]:
     """All problems of a (migrated) document: schema first; semantics when the shape is right.
-    Each problem's text names its node by its module's label (graph.labelled)."""
+    Each problem's text names its node by its module's label (graph.labelled). `machines`: what
+    the machines that run modules have (sdk.declarations.Machine; the web app passes the live
+    workers' reports), for the modules' pre-flight checks; None: this machine."""
     problems = schema_problems(doc) or unstorable_problems(doc, catalogue)
     if problems:
         return labelled(problems, doc, catalogue)
-    return labelled(_semantic_problems(doc, catalogue), doc, catalogue)
+    return labelled(_semantic_problems(doc, catalogue, machines), doc, catalogue)
 
 
-def _semantic_problems(doc: dict, catalogue) -> list[Problem]:
+def _semantic_problems(doc: dict, catalogue, machines=None) -> list[Problem]:
     problems = []
     nodes: dict[str, dict] = {}
     for n in doc["nodes"]:
@@ -146,14 +148,14 @@ def _semantic_problems(doc: dict, catalogue) -> list[Problem]:
             problems.append(Problem("two nodes have this id", "duplicate_id", node=n["id"]))
         nodes[n["id"]] = n
     for n in doc["nodes"]:
-        problems += _node_problems(n, catalogue)
+        problems += _node_problems(n, catalogue, machines)
     problems += _link_problems(doc, nodes, catalogue)
     problems += _cycle_problems(doc, catalogue)
     problems += parameters.problems(doc, catalogue)
     return problems
 
 
-def _node_problems(node: dict, catalogue) -> list[Problem]:
+def _node_problems(node: dict, catalogue, machines=None) -> list[Problem]:
     nid = node["id"]
     module = catalogue.for_node(node)
     if module is None:
@@ -173,16 +175,17 @@ def _node_problems(node: dict, catalogue) -> list[Problem]:
         if error:
             problems.append(Problem(f"{param.label}: {error}", "bad_value", node=nid, param=name))
     if not problems:
-        problems += _preflight_problems(node, module)
+        problems += _preflight_problems(node, module, machines)
     return problems + _run_setting_problems(node, module)
 
 
-def _preflight_problems(node: dict, module) -> list[Problem]:
-    """What the module knows would fail on this machine (Module.preflight), for values checked
-    fine; a bound parameter takes its value at submit, so what it says of one waits for then."""
+def _preflight_problems(node: dict, module, machines=None) -> list[Problem]:
+    """What the module knows would fail on the machines that run modules (Module.preflight), for
+    values checked fine; a bound parameter takes its value at submit, so what it says of one
+    waits for then."""
     bound = node.get("bindings") or {}
     found = []
-    for name, reason in module.preflight(module.resolved_params(node.get("parameters", {}))):
+    for name, reason in module.preflight(module.resolved_params(node.get("parameters", {})), machines):
         param = module.param(name)
         if name not in bound:
             found.append(Problem(f"{param.label if param else name}: {reason}", "preflight", node=node["id"], param=name))
@@ -292,9 +295,9 @@ def pin_versions(doc: dict, catalogue) -> dict:
     return doc
 
 
-def check(doc: dict, catalogue) -> dict:
+def check(doc: dict, catalogue, machines=None) -> dict:
     """Validate, raising PipelineInvalid with every problem."""
-    problems = validate(doc, catalogue)
+    problems = validate(doc, catalogue, machines)
     if problems:
         raise PipelineInvalid(problems)
     return doc

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from designer.engine import graph, logstore, paths
@@ -16,6 +17,7 @@ from designer.pipelines import artifacts, drafts, events, outbox, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
+from designer.pipelines.workers import machines
 from sdk import layout
 
 EMPTY_PIPELINE = drafts.EMPTY_PIPELINE  # read here by tests/e2e/helpers.py; drafts.py owns it
@@ -86,7 +88,7 @@ def validate(request):
         doc = graph.parse_text(request.body)
     except graph.PipelineInvalid as e:
         return JsonResponse({"valid": False, "problems": [p.as_dict() for p in e.problems]})
-    problems = graph.validate(doc, get_catalogue(request.user))
+    problems = graph.validate(doc, get_catalogue(request.user), machines())
     return JsonResponse({"valid": not problems, "problems": [p.as_dict() for p in problems]})
 
 
@@ -163,6 +165,7 @@ def run_json(run: Run, with_nodes=True) -> dict:
     if with_nodes:
         d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}
         d["message"] = runs.waiting_message(run)
+        d["now"] = timezone.now().isoformat()  # the page's clock may differ: a running node's time is counted on this one
     return d
 
 

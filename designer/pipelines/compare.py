@@ -205,4 +205,5 @@ def _reused_sources(index: dict[int, int]) -> dict[tuple[int, str], list[tuple[i
 def _metric_row(node_id: str, kind: str, name: str, n: int, catalogue) -> dict:
     module = catalogue.get(kind)
     return {"node": node_id, "kind": kind, "label": f"{module.label if module else kind or 'node'} ({node_id}): {name}",
-            "name": name, "goal": goal_of(name), "final": [None] * n, "curves": [[] for _ in range(n)]}
+            "name": name, "step": module.metric_step if module else "step",  # what a curve's x counts ("epoch")
+            "goal": goal_of(name), "final": [None] * n, "curves": [[] for _ in range(n)]}

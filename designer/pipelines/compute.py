@@ -18,5 +18,7 @@ def workers() -> list[dict]:
         rows.append({"hostname": w.hostname, "address": w.address, "cpus": w.cpus, "gpus": w.gpus,
                      "units": w.units, "concurrency": w.concurrency, "last_seen": w.last_seen.isoformat(),
                      "seconds_since_seen": round(seconds, 1), "alive": seconds < settings.LOST_AFTER_SECONDS,
-                     "busy": bool(w.busy)})
+                     "busy": bool(w.busy),
+                     # the pretrained weights it has (the modules' pre-flight checks read them)
+                     "weights_folder": w.weights.get("folder", ""), "weights": w.weights.get("files", [])})
     return rows

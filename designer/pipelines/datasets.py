@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
 
 from designer.engine import graph, paths
 from designer.pipelines.models import Dataset
@@ -24,6 +25,14 @@ ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tb
 
 class NotAnArchive(ValueError):
     pass
+
+
+class NameTaken(ValueError):
+    """The owner has a dataset of that name already (`existing`); nothing was added."""
+
+    def __init__(self, existing: Dataset):
+        self.existing = existing
+        super().__init__(name_taken(existing))
 
 
 def check_archive(fileobj, filename: str) -> None:
@@ -48,12 +57,41 @@ def check_archive(fileobj, filename: str) -> None:
         raise NotAnArchive(f"{filename} is named like an archive but its content is not one ({supported})")
 
 
+def name_of(name: str, filename: str) -> str:
+    """The name a dataset is stored under: the one given, else its file's (safe) name."""
+    return (name or paths.safe_filename(filename))[:200]
+
+
+def same_name(owner, name: str) -> Dataset | None:
+    """`owner`'s dataset of that name, if there is one. A user picks a dataset by its name (the
+    palette, the Dataset module's picker): two of one name could not be told apart. Another
+    user's datasets do not count."""
+    return Dataset.objects.filter(owner=owner, name=name).order_by("id").first()
+
+
+def name_taken(existing: Dataset, another: str = "give another name") -> str:
+    return f"You already have a dataset named {existing.name!r} (dataset {existing.id}). Rename the archive, or {another}."
+
+
 def store(owner, name: str, uploaded) -> Dataset:
-    """Save an uploaded (Django) file as a dataset of `owner`; call check_archive first."""
-    filename = paths.safe_filename(uploaded.name)
-    ds = Dataset(owner=owner, name=(name or filename)[:200], size=uploaded.size)
-    ds.file.save(filename, uploaded, save=False)
-    ds.save()
+    """Save an uploaded (Django) file as a dataset of `owner`; call check_archive first.
+
+    NameTaken when the owner has a dataset of that name: checked first, and by the database (two
+    uploads of one name at the same moment both pass the check; the second's row and file go)."""
+    ds = Dataset(owner=owner, name=name_of(name, uploaded.name), size=uploaded.size)
+    existing = same_name(owner, ds.name)
+    if existing is not None:
+        raise NameTaken(existing)
+    ds.file.save(paths.safe_filename(uploaded.name), uploaded, save=False)
+    try:
+        with transaction.atomic():
+            ds.save()
+    except IntegrityError:
+        ds.file.delete(save=False)
+        existing = same_name(owner, ds.name)
+        if existing is None:  # not the name: let the real error through
+            raise
+        raise NameTaken(existing) from None
     return ds
 
 

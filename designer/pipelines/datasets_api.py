@@ -1,5 +1,6 @@
 """Datasets API: GET/POST /api/datasets (multipart upload, field `file`, optional `name`) and
-GET/DELETE /api/datasets/<id>. A user only ever sees their own datasets: anything else is 404."""
+GET/DELETE /api/datasets/<id>. A user only ever sees their own datasets: anything else is 404.
+A name the user already has is refused (409, naming that dataset): send another `name`."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -49,7 +50,10 @@ def dataset_list(request):
         datasets.check_archive(uploaded, uploaded.name)
     except datasets.NotAnArchive as e:
         raise BadRequest(str(e))
-    ds = datasets.store(request.user, request.POST.get("name", ""), uploaded)
+    try:
+        ds = datasets.store(request.user, request.POST.get("name", "").strip(), uploaded)
+    except datasets.NameTaken as e:  # the same archive sent again, most likely: nothing is added
+        raise BadRequest(str(e), status=409, dataset=e.existing.id)
     return JsonResponse(dataset_json(ds), status=201)
 
 

@@ -21,6 +21,8 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from designer.engine import graph
+from designer.engine.problems import labelled
+from designer.pipelines import datasets, registry, workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Pipeline, Run
 
@@ -72,8 +74,26 @@ def node_run(user, run_pk, node_id) -> NodeRun:
 
 
 def problems(draft: dict, owner) -> list:
-    """A stored draft's problems (none listed if it does not even have the file's shape)."""
-    return [] if graph.schema_problems(draft) else graph.validate(draft, get_catalogue(owner))
+    """A stored draft's problems (none listed if it does not even have the file's shape), with
+    those Submit would find binding its Dataset and Registered model nodes to the owner's."""
+    if graph.schema_problems(draft):
+        return []
+    catalogue = get_catalogue(owner)
+    found = graph.validate(draft, catalogue, workers.machines())
+    return found + _binding_problems(draft, owner, catalogue, found)
+
+
+def _binding_problems(draft: dict, owner, catalogue, known: list) -> list:
+    """A dataset id or model name the owner does not have (another user's, deleted, never
+    registered), known before submit; none about a parameter that has a problem already."""
+    seen = {(p.node, p.param) for p in known}
+    found = []
+    for bind in (datasets.bind, registry.bind):
+        try:
+            bind(owner, copy.deepcopy(draft))
+        except graph.PipelineInvalid as e:
+            found += [p for p in e.problems if (p.node, p.param) not in seen]
+    return labelled(found, draft, catalogue)
 
 
 def checked(doc, owner) -> tuple[dict, list]:
@@ -90,7 +110,8 @@ def checked(doc, owner) -> tuple[dict, list]:
     unstorable = graph.unstorable_problems(doc, catalogue)
     if unstorable:  # a draft may hold a wrong value, but not one the database cannot store
         raise DraftError(f"the pipeline holds {len(unstorable)} value(s) that are not numbers", unstorable)
-    return graph.pin_versions(doc, catalogue), graph.validate(doc, catalogue)
+    found = graph.validate(doc, catalogue, workers.machines())
+    return graph.pin_versions(doc, catalogue), found + _binding_problems(doc, owner, catalogue, found)
 
 
 def export_text(p: Pipeline) -> str:
@@ -120,7 +141,7 @@ def import_document(owner, doc: dict, what: str = "the file", name: str = IMPORT
     """A new pipeline of a read document, only if it has no problem at all (then every problem is
     listed and nothing is created). `name`: used when the document names none."""
     catalogue = get_catalogue(owner)
-    found = graph.validate(graph.pin_versions(doc, catalogue), catalogue)
+    found = graph.validate(graph.pin_versions(doc, catalogue), catalogue, workers.machines())
     if found:
         raise DraftError(f"{what} cannot be imported: {len(found)} problem(s)", found)
     return Pipeline.objects.create(owner=owner, name=_name(doc.get("name"), name), draft=doc)

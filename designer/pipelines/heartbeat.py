@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection
 
 from designer.pipelines import outbox, registry, runs, sweeps, workers
+from modules._machine import this_machine
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -33,7 +34,8 @@ def gpu_count() -> int:
 
 
 def beat_once(hostname: str, gpus: int, concurrency: int) -> None:
-    workers.beat(hostname, settings.WORKER_CPUS, gpus, concurrency, settings.WORKER_ADDRESS)
+    # what it has for the modules' pre-flight checks (its weights files), listed again at each beat
+    workers.beat(hostname, settings.WORKER_CPUS, gpus, concurrency, settings.WORKER_ADDRESS, this_machine(hostname))
     runs.reap_lost_nodes()
     outbox.send()  # messages the broker refused or lost: any live worker sends them again
     sweeps.tick()  # sweeps past their deadline end; a sweep whose trial's end went unnoticed moves on

@@ -130,6 +130,8 @@ class Worker(models.Model):
     stopped_at = models.DateTimeField(null=True, blank=True, help_text="when it shut down; NULL while it runs, or if it was lost")
     address = models.CharField(max_length=200, blank=True,
                                help_text="where the other workers of a distributed job reach this one")
+    weights = models.JSONField(default=dict, blank=True,
+                               help_text="its torch hub folder and the pretrained weights files in it: {folder, files}")
     # one worker = one node of a distributed job: set by a conditional UPDATE (designer/pipelines/workers.py)
     reserved_by = models.ForeignKey("NodeRun", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="reserved_workers")
@@ -203,6 +205,8 @@ class Dataset(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        # a user picks a dataset by its name: two uploads of one name at the same moment cannot both stay
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="one_dataset_name_per_owner")]
 
     def __str__(self):
         return self.name

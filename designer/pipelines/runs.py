@@ -13,7 +13,7 @@ from django.utils import timezone
 from designer.engine import graph, parameters
 from designer.engine import statuses as st
 from designer.engine.executor import Event
-from designer.engine.problems import labelled
+from designer.engine.problems import labelled, node_names
 from designer.pipelines import datasets, events, outbox, registry, workers
 from designer.pipelines.advance import advance, transition, wake_stranded, wake_waiters
 from designer.pipelines.artifacts import node_dir
@@ -52,7 +52,7 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     """
     catalogue = get_catalogue(owner)
     doc = graph.pin_versions(graph.upgrade(doc), catalogue)  # the snapshot names the version that runs
-    doc = parameters.resolve(graph.check(doc, catalogue), values, catalogue)
+    doc = parameters.resolve(graph.check(doc, catalogue, workers.machines()), values, catalogue)
     doc = _bound(owner, doc, catalogue)
     if regenerate:
         for node in doc["nodes"]:
@@ -148,6 +148,7 @@ def waiting_message(run: Run) -> str:
     waiting = run.nodes.filter(status=st.PENDING, waits_for__isnull=False).select_related("waits_for").first()
     if waiting is not None:
         twin = waiting.waits_for
-        return (f"{waiting.node_id} waits for the identical node {twin.node_id} of run {twin.run_id}, which is "
+        name = node_names(run.snapshot, get_catalogue(run.owner_id)).get(waiting.node_id, waiting.node_id)
+        return (f"{name} waits for the identical module of run {twin.run_id} ({twin.node_id}), which is "
                 f"{twin.status}: it is computed once and its output reused here")
     return ""

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from designer.engine import graph, parameters, sweep_config, tuning
 from designer.engine import statuses as st
-from designer.pipelines import drafts, events, runs, studies
+from designer.pipelines import drafts, events, runs, studies, workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Sweep, Trial
 
@@ -46,7 +46,7 @@ def check(owner, doc: dict, raw_config, values: dict | None = None) -> tuple[dic
     SweepInvalid names every problem."""
     catalogue = get_catalogue(owner)
     try:
-        doc = graph.check(graph.pin_versions(graph.upgrade(doc), catalogue), catalogue)
+        doc = graph.check(graph.pin_versions(graph.upgrade(doc), catalogue), catalogue, workers.machines())
     except graph.PipelineInvalid as e:
         raise SweepInvalid(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
     try:

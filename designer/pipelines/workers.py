@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from designer.engine import statuses as st
 from designer.pipelines.models import NodeRun, Worker
+from sdk.declarations import Machine
 
 INLINE = "inline"  # the name of "this process" when it is no Celery worker (run_pipeline --inline)
 
@@ -59,11 +60,23 @@ def is_busy():
     return running_node_on() | Q(reserved_by__isnull=False, reserved_by__status=st.RUNNING)  # never NULL
 
 
-def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str) -> None:
-    """The worker `hostname` is alive and offers this (its row created, refreshed or revived)."""
+def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str, weights: Machine | None = None) -> None:
+    """The worker `hostname` is alive and offers this (its row created, refreshed or revived);
+    `weights`: its torch hub folder and the files in it (modules/_machine.py)."""
     Worker.objects.update_or_create(hostname=hostname, defaults={
         "cpus": cpus, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now(), "address": address,
-        "machine": socket.gethostname(), "stopped_at": None})
+        "machine": socket.gethostname(), "stopped_at": None,
+        "weights": {"folder": weights.weights_folder, "files": sorted(weights.weights)} if weights else {}})
+
+
+def machines() -> tuple[Machine, ...] | None:
+    """The live workers as the modules' pre-flight checks see them (the weights each has), or
+    None when none reported (no worker is up: the check looks at this machine, where the
+    embedded app runs its worker)."""
+    found = tuple(Machine(hostname, w["folder"], frozenset(w["files"]))
+                  for hostname, w in live_workers().order_by("hostname").values_list("hostname", "weights")
+                  if isinstance(w, dict) and isinstance(w.get("folder"), str) and isinstance(w.get("files"), list))
+    return found or None
 
 
 def stopped(hostname: str) -> None:

@@ -1,11 +1,15 @@
 /* The canvas: AntV X6 (a classic script, global X6) with its plugins, the pipeline drawn on it,
- * the draft read back from it, dagre's layout (global dagre) and the minimap.
+ * the draft read back from it, and dagre's layout (global dagre); the minimap is minimap.js.
  * Run status paints never enter the undo history (option `ignoreHistory`, see SILENT). */
-import { NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, bindingLine, edgeMeta, nodeMeta } from './cells.js';
+import { NAME_LINE, NAME_SIZE, NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, bindingLine, edgeMeta, labelText, nameLines, nodeBox, nodeLabel, nodeMeta } from './cells.js';
 import { linkOf, nodeDoc, toDraft } from './document.js';
 import { refusal } from './rules.js';
 
+export { addMinimap } from './minimap.js'; // the page starts it with the canvas
+
 export const SILENT = { ignoreHistory: true };
+
+const PORT_NAME = { fontSize: NAME_SIZE, lineHeight: NAME_LINE, fill: '#57606a', textVerticalAnchor: 'top' };
 
 function registerShapes() {
   X6.Graph.registerNode(NODE_SHAPE, {
@@ -15,23 +19,31 @@ function registerShapes() {
     markup: [
       { tagName: 'rect', selector: 'body' },
       { tagName: 'rect', selector: 'stripe' },
-      { tagName: 'text', selector: 'label' },
-      { tagName: 'text', selector: 'status' },
-      { tagName: 'text', selector: 'badge' },
-      { tagName: 'text', selector: 'bindings' },
+      // the whole label on hover: a <title> of its group (X6 draws a text anew without its own)
+      { tagName: 'g', selector: 'labelTip', className: 'node-label-tip', children: [{ tagName: 'text', selector: 'label', className: 'node-label' }] },
+      // the last figures of a run on hover, over the status and progress lines
+      { tagName: 'g', selector: 'statusTip', className: 'node-status-tip', children: [
+        { tagName: 'text', selector: 'status', className: 'node-status' },
+        { tagName: 'text', selector: 'progress', className: 'node-progress' }] },
+      { tagName: 'text', selector: 'badge', className: 'node-badge' },
+      { tagName: 'text', selector: 'bindings', className: 'node-bindings' },
     ],
     attrs: {
       body: { refWidth: '100%', refHeight: '100%', rx: 6, ry: 6, fill: '#fff', stroke: '#8c959f', strokeWidth: 1 },
       stripe: { width: 6, refHeight: '100%', rx: 3, ry: 3, fill: '#d0d7de' },
       label: { refX: 16, refY: 19, fontSize: 13, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle' },
       status: { refX: 16, refY: 39, fontSize: 11, fill: '#57606a', textAnchor: 'start', textVerticalAnchor: 'middle' },
+      progress: { refX: 16, refY: 53, fontSize: 10, fill: '#0969da', textAnchor: 'start', textVerticalAnchor: 'middle' },
       bindings: { refX: 16, refY: 54, fontSize: 11, fill: '#8250df', textAnchor: 'start', textVerticalAnchor: 'middle' },
       badge: { refX: NODE_W - 10, refY: 17, fontSize: 12, fontWeight: 'bold', fill: '#cf222e', textAnchor: 'end', textVerticalAnchor: 'middle' },
     },
+    // each port at its own x (cells.portX), its name inside the node: under an input, over an output
     ports: {
       groups: {
-        in: { position: 'top', attrs: { circle: { r: 6, magnet: 'passive', stroke: '#57606a', strokeWidth: 1.5, fill: '#fff' } } },
-        out: { position: 'bottom', attrs: { circle: { r: 6, magnet: true, stroke: '#57606a', strokeWidth: 1.5, fill: '#d0d7de' } } },
+        in: { position: 'absolute', label: { position: { name: 'bottom', args: { y: 8, attrs: { '.': { y: 0 } } } } },
+          attrs: { circle: { r: 6, magnet: 'passive', stroke: '#57606a', strokeWidth: 1.5, fill: '#fff' }, text: PORT_NAME } },
+        out: { position: 'absolute', label: { position: { name: 'top', args: { y: -8 } } },
+          attrs: { circle: { r: 6, magnet: true, stroke: '#57606a', strokeWidth: 1.5, fill: '#d0d7de' }, text: { ...PORT_NAME, textVerticalAnchor: 'bottom' } } },
       },
     },
   });
@@ -135,16 +147,30 @@ function refusalsNear(radius = 24) {
   };
 }
 
-/** Places for nodes from dagre, top to bottom: {id: {x, y}}. */
-export function dagrePositions(nodes, links) {
+/**
+ * A node's lines placed, and its height, for its port names, bound parameters and progress line
+ * (not an undoable change).
+ */
+export function arrange(node) {
+  const box = nodeBox(nameLines(node.getPorts()), !!node.attr('bindings/title'), !!node.attr('progress/text'));
+  node.attr({ label: { refY: box.label }, status: { refY: box.status }, progress: { refY: box.progress }, bindings: { refY: box.bindings } }, SILENT);
+  if (node.getSize().height !== box.height) node.resize(NODE_W, box.height, SILENT);
+}
+
+// a node's height by id for dagre: the page's canvas knows its nodes' (they differ by port names)
+let heightOf = () => NODE_H + 2 * NAME_LINE + 8;
+
+/** Places for nodes from dagre, top to bottom: {id: {x, y}}; heights: {id: height} if known. */
+export function dagrePositions(nodes, links, heights = {}) {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 40, ranksep: 60, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of nodes) g.setNode(n.id, { width: NODE_W, height: NODE_H });
+  const h = (id) => heights[id] || heightOf(id);
+  for (const n of nodes) g.setNode(n.id, { width: NODE_W, height: h(n.id) });
   for (const l of links) if (g.hasNode(l.from.node) && g.hasNode(l.to.node)) g.setEdge(l.from.node, l.to.node);
   dagre.layout(g);
   const out = {};
-  for (const id of g.nodes()) { const p = g.node(id); out[id] = { x: p.x - NODE_W / 2, y: p.y - NODE_H / 2 }; }
+  for (const id of g.nodes()) { const p = g.node(id); out[id] = { x: p.x - NODE_W / 2, y: p.y - h(id) / 2 }; }
   return out;
 }
 
@@ -174,19 +200,30 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
   const drawing = new WeakSet();
   const parts = makeGraph(container, rules, onRefusal, drawing);
   const { graph, history } = parts;
+  heightOf = (id) => { const c = graph.getCellById(id); return c && c.isNode() ? c.getSize().height : NODE_H; };
   graph.on('edge:connected', ({ edge }) => drawing.delete(edge));
   // a node's bound parameters: a line of its own, the node taller (kept out of the undo history:
   // an undo of the binding itself changes the data back, and this follows)
   graph.on('node:change:data', ({ node }) => {
     const line = bindingLine(node.getData().bindings);
     node.attr('bindings', { text: line.text, title: line.title }, SILENT);
-    if (node.getSize().height !== line.height) node.resize(NODE_W, line.height, SILENT);
+    arrange(node);
   });
+  // the label leaves room for the problem badge, and follows the data (a Dataset node's dataset)
+  graph.on('node:change:attrs', ({ node }) => fitLabel(node));
+  function fitLabel(node) {
+    const doc = node.getData();
+    const full = nodeLabel(doc, catalogue.modules.get(doc.kind), catalogue.datasets);
+    const text = labelText(full, !!node.attr('badge/text'));
+    if (node.attr('label/text') !== text || node.attr('labelTip/title') !== full) node.attr({ label: { text }, labelTip: { title: full } }, SILENT);
+  }
   const canvas = {
     ...parts,
     container,
     /** X6 node metadata of a node's JSON. */
     meta: (doc, pos, links = []) => nodeMeta(doc, pos, links, catalogue),
+    /** The module of a node (its declaration, as the page's boot data has it), or undefined. */
+    module: (node) => catalogue.modules.get(node.getData().kind),
     doc: (node) => nodeDoc(node.id, node.getData()),
     edges: () => graph.getEdges().filter((e) => !drawing.has(e)).map(edgeEnds),
     links: () => canvas.edges().map(linkOf).filter(Boolean),
@@ -194,8 +231,12 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
     /** Draw a draft; nodes it has no place for are laid out by dagre. Not an undoable change. */
     load(draft) {
       const layout = draft.layout || {};
-      const auto = draft.nodes.some((n) => !layout[n.id]) ? dagrePositions(draft.nodes, draft.links) : {};
-      const cells = draft.nodes.map((n) => canvas.meta(n, layout[n.id] || auto[n.id], draft.links)).concat(draft.links.map(edgeMeta));
+      const metas = draft.nodes.map((n) => canvas.meta(n, layout[n.id] || { x: 0, y: 0 }, draft.links));
+      if (draft.nodes.some((n) => !layout[n.id])) {
+        const auto = dagrePositions(draft.nodes, draft.links, Object.fromEntries(metas.map((m) => [m.id, m.height])));
+        for (const m of metas) if (!layout[m.id]) Object.assign(m, auto[m.id]);
+      }
+      const cells = metas.concat(draft.links.map(edgeMeta));
       history.disable();
       graph.fromJSON({ cells });
       history.enable();
@@ -204,32 +245,12 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
     selectedNodes: () => parts.selection.getSelectedCells().filter((c) => c.isNode()),
     select(cells) { parts.selection.clean(); parts.selection.select(cells); },
     focus: () => container.focus({ preventScroll: true }),
-    fit: () => graph.zoomToFit({ padding: 40, maxScale: 1 }),
+    /** Everything in view, below the banners that lie over the canvas's top (the run shown, a problem). */
+    fit() {
+      const banners = container.parentElement && container.parentElement.querySelector('.banners');
+      const covered = banners ? banners.getBoundingClientRect().bottom - container.getBoundingClientRect().top : 0;
+      graph.zoomToFit({ padding: { top: Math.max(40, covered + 16), right: 40, bottom: 40, left: 40 }, maxScale: 1 });
+    },
   };
   return canvas;
-}
-
-/** The minimap: plain boxes (no ports, no text), a map rather than a second canvas. */
-export function addMinimap(graph, el) {
-  class MapNodeView extends X6.NodeView {
-    renderMarkup() { return this.renderJSONMarkup({ tagName: 'rect', selector: 'body' }); }
-    renderPorts() {}
-    update() { super.update({ body: { refWidth: '100%', refHeight: '100%', fill: '#8c959f' } }); }
-  }
-  const map = new X6.MiniMap({
-    container: el, width: 200, height: 140, padding: 10,
-    graphOptions: { async: false, createCellView: (cell) => (cell.isNode() ? MapNodeView : null) },
-  });
-  graph.use(map);
-  // X6 pans when the map's viewport frame is dragged, and centres on a click outside it; but
-  // when the whole pipeline is in view the frame covers the map, so a click (press and release
-  // without moving) anywhere on the map centres the canvas on that spot
-  let press = null;
-  el.addEventListener('mousedown', (e) => { press = { x: e.clientX, y: e.clientY }; });
-  el.addEventListener('click', (e) => {
-    if (!press || Math.abs(e.clientX - press.x) + Math.abs(e.clientY - press.y) > 3) return;
-    if (e.target.closest('.x6-widget-minimap-viewport-zoom')) return;
-    const p = map.targetGraph.clientToLocal(e.clientX, e.clientY);
-    graph.centerPoint(p.x, p.y);
-  });
 }

@@ -2,11 +2,26 @@
 import { IN, OUT, nodeData, portId } from './document.js';
 import { bindingShort, bindingText } from './params.js';
 import { acceptedText } from './rules.js';
+import { fitText, wrapText } from './textfit.js';
 
 export const NODE_W = 200;
+/** The height of a node's own lines (label, status), without its port names. */
 export const NODE_H = 54;
 /** A node with bound parameters is taller: a third line names them ("learning_rate=@lr"). */
 export const NODE_H_BOUND = 70;
+/** A running node's progress line ("epoch 3/10 · loss 0.412 · acc 0.883"), under its status. */
+export const PROGRESS_H = 14;
+// port names: 10 px lines; the ports spread along the edge clear of the status stripe (x < 6)
+export const NAME_SIZE = 10;
+export const NAME_LINE = 11;
+const PORTS_FROM = 12;
+const PORTS_TO = NODE_W - 4;
+// the label (13 px) from x = 16 to the node's right edge, or to the problem badge ("⚠ 12": 12 px
+// bold, some 30 px, ending at NODE_W - 10)
+const LABEL_SIZE = 13;
+const LABEL_W = NODE_W - 16 - 6;
+const LABEL_W_BADGED = NODE_W - 10 - 30 - 8 - 16;
+const STATUS_W = NODE_W - 16 - 6;
 export const NODE_SHAPE = 'pd-module';
 export const LINK_SHAPE = 'pd-link';
 export const PROBLEM_RED = '#cf222e';
@@ -14,14 +29,21 @@ export const PROBLEM_RED = '#cf222e';
 /** "Untrained model (UntrainedModelDirectory or ModelDirectory): a model of ResNet..." (the port's help, if any). */
 const portTitle = (p) => `${p.label} (${acceptedText(p)}${p.optional ? ', optional' : ''})${p.help ? `: ${p.help}` : ''}`;
 
-/** A module's ports, and in red any port a link names that the module does not declare. */
+/** The x of the i-th of n ports along the node's top (inputs) or bottom (outputs) edge. */
+export const portX = (i, n) => PORTS_FROM + ((i + 0.5) * (PORTS_TO - PORTS_FROM)) / n;
+
+/** A port's name as drawn by its circle: at most two lines, as wide as the room between its neighbours. */
+export const portNameLines = (label, n) => wrapText(label, (PORTS_TO - PORTS_FROM) / n - 6, NAME_SIZE);
+
+/** A module's ports, and in red any port a link names that the module does not declare; each
+ * with its name drawn inside the node, under an input's circle, over an output's. */
 export function portItems(module, nodeId, links) {
   const items = [];
   const declared = new Set();
   for (const [side, group] of [['inputs', IN], ['outputs', OUT]]) {
     for (const p of (module ? module[side] : [])) {
       declared.add(portId(group, p.name));
-      items.push({ id: portId(group, p.name), group,
+      items.push({ id: portId(group, p.name), group, name: p.label,
         attrs: { circle: { title: portTitle(p), 'data-type': p.type, 'data-port': p.name } } });
     }
   }
@@ -30,15 +52,54 @@ export function portItems(module, nodeId, links) {
       const id = portId(group, end.port);
       if (end.node === nodeId && !declared.has(id)) {
         declared.add(id);
-        items.push({ id, group, attrs: { circle: { title: `${end.port} (not declared by this module)`, stroke: PROBLEM_RED, fill: '#ffebe9' } } });
+        items.push({ id, group, name: end.port, attrs: { circle: { title: `${end.port} (not declared by this module)`, stroke: PROBLEM_RED, fill: '#ffebe9' } } });
       }
     }
+  }
+  for (const group of [IN, OUT]) {
+    const mine = items.filter((p) => p.group === group);
+    mine.forEach((p, i) => {
+      p.args = { x: portX(i, mine.length), y: group === IN ? 0 : '100%' };
+      p.attrs.text = { text: portNameLines(p.name, mine.length).join('\n'), title: p.attrs.circle.title };
+      delete p.name;
+    });
   }
   return items;
 }
 
-// measuring text (X6's textWrap) costs more than the rest of a node's drawing: cut by length
-export const shorten = (text) => (text.length > 26 ? `${text.slice(0, 25)}…` : text);
+/** How many lines of port names a node has on top (inputs) and at the bottom (outputs): X6 port items. */
+export function nameLines(items) {
+  const lines = { [IN]: 0, [OUT]: 0 };
+  for (const p of items) {
+    const text = p.attrs && p.attrs.text ? p.attrs.text.text : '';
+    if (text) lines[p.group] = Math.max(lines[p.group], text.split('\n').length);
+  }
+  return lines;
+}
+
+/**
+ * Where a node's lines go, and its height: the input names under the top edge, then the label,
+ * the status, the progress line (while a node reports progress), the bound parameters, then the
+ * output names over the bottom edge. lines: nameLines(ports).
+ */
+export function nodeBox(lines, bound, progress) {
+  const top = lines[IN] ? lines[IN] * NAME_LINE + 2 : 0;
+  const label = top ? top + 16 : 19;
+  const status = label + 18;
+  let y = status;
+  const prog = y + PROGRESS_H;
+  if (progress) y = prog;
+  const bindings = y + 16;
+  if (bound) y = bindings;
+  const height = y + (lines[OUT] ? 13 + lines[OUT] * NAME_LINE + 6 : 17);
+  return { height, label, status, progress: prog, bindings };
+}
+
+/** The label as drawn: cut to leave room for the problem badge when one is shown. */
+export const labelText = (full, badged) => fitText(full, badged ? LABEL_W_BADGED : LABEL_W, LABEL_SIZE);
+export const shorten = (text) => labelText(text, false);
+/** A status or progress line, cut to the node's width. */
+export const statusFit = (text, size = 11) => fitText(text, STATUS_W, size);
 
 /** "Module label", "Load dataset: digits" for a dataset node, "Registered model: digits" for a
  * registered model's node, or "<kind> (unknown module)". */
@@ -62,11 +123,14 @@ export function bindingLine(bindings) {
 export function nodeMeta(doc, pos, links, catalogue) {
   const m = catalogue.modules.get(doc.kind);
   const bound = bindingLine(doc.bindings);
+  const items = portItems(m, doc.id, links);
+  const box = nodeBox(nameLines(items), !!bound.title, false);
+  const label = nodeLabel(doc, m, catalogue.datasets);
   return {
-    id: doc.id, shape: NODE_SHAPE, x: pos.x, y: pos.y, width: NODE_W, height: bound.height, data: nodeData(doc),
-    attrs: { label: { text: shorten(nodeLabel(doc, m, catalogue.datasets)) }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind },
-      bindings: { text: bound.text, title: bound.title } },
-    ports: { items: portItems(m, doc.id, links) },
+    id: doc.id, shape: NODE_SHAPE, x: pos.x, y: pos.y, width: NODE_W, height: box.height, data: nodeData(doc),
+    attrs: { label: { text: labelText(label, false), refY: box.label }, labelTip: { title: label }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind },
+      status: { refY: box.status }, progress: { refY: box.progress }, bindings: { text: bound.text, title: bound.title, refY: box.bindings } },
+    ports: { items },
   };
 }
 

@@ -3,6 +3,7 @@
  * and run settings that differ; the final metrics side by side, the best of each row marked;
  * every metric's curves overlaid on one chart per metric. */
 import { lineChart } from './charts/lines.js';
+import { fallsByFactors } from './charts/scale.js';
 import { runColour } from './charts/colours.js';
 import { $, h } from './dom.js';
 import { statusLabel } from './statuses.js';
@@ -69,11 +70,12 @@ function curves() {
   const grid = $('#curves');
   grid.replaceChildren();
   for (const m of data.metrics) {
-    const canvas = h('canvas', { 'aria-label': `${m.label} by step, one line per run`, 'data-metric': m.label });
+    const step = m.step || 'step'; // what a step counts: "epoch" for Train PyTorch Model
+    const canvas = h('canvas', { 'aria-label': `${m.label} by ${step}, one line per run`, 'data-metric': m.label });
     grid.append(h('div', { class: 'chart-card' }, h('h3', {}, m.label), h('div', { class: 'chart' }, canvas)));
     const series = runs.map((run, i) => ({ label: runLabel(run), points: m.curves[i], colour: runColour(i) }))
       .filter((s) => s.points.length);
-    lineChart(canvas, { xTitle: 'step', yTitle: m.name }).show(series);
+    lineChart(canvas, { xTitle: step, yTitle: m.name, logWhenSpread: fallsByFactors(m.name) }).show(series);
   }
   if (!data.metrics.length) grid.append(h('p', { class: 'muted' }, 'No curves: none of these runs reported a metric.'));
 }

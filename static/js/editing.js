@@ -2,11 +2,12 @@
  * fit and auto-layout; the toolbar's buttons and the keyboard shortcuts. */
 import { $ } from './dom.js';
 import { NODE_W, pastedEdgeMeta } from './cells.js';
-import { clipOf, newNodeDoc, pastePlan } from './document.js';
+import { clipOf, copyOf, newNodeDoc, newNodeId, pastePlan } from './document.js';
 import { dagrePositions } from './canvas.js';
+import { SHORTCUTS, shownKeys } from './keymap.js';
 import { banner } from './messages.js';
 
-/** saveNow() saves at once (Ctrl+S). Returns {addAtCentre, updateButtons}. */
+/** saveNow() saves at once (Ctrl+S). Returns {add, addAtCentre, duplicate, removeCells, updateButtons}. */
 export function editing(canvas, modules, saveNow) {
   const { graph, history, selection, keyboard } = canvas;
   let clipboard = null;
@@ -32,10 +33,7 @@ export function editing(canvas, modules, saveNow) {
 
   function removeSelection() {
     const cells = selection.getSelectedCells();
-    if (!cells.length) return;
-    graph.startBatch('delete');
-    graph.removeCells(cells);
-    graph.stopBatch('delete');
+    if (cells.length) removeCells(cells);
   }
 
   const zoomBy = (d) => graph.zoom(d, { minScale: 0.1, maxScale: 3 });
@@ -57,39 +55,67 @@ export function editing(canvas, modules, saveNow) {
     graph.stopBatch('move');
   }
 
-  /** A new node of a palette entry (with the parameters it presets), placed in view (staggered so that several do not overlap). */
-  function addAtCentre(kind, datasetId, parameters = {}) {
+  /** Where a new node goes when no place is given: in view, staggered so that several do not overlap. */
+  function centreSpot() {
     const area = graph.getGraphArea();
     const n = graph.getNodes().length;
-    const x = area.x + area.width / 2 - NODE_W / 2 + (n % 5) * 20;
-    const y = area.y + area.height / 3 + (n % 5) * 20;
+    return { x: area.x + area.width / 2 - NODE_W / 2 + (n % 5) * 20, y: area.y + area.height / 3 + (n % 5) * 20 };
+  }
+
+  /**
+   * A new node of a palette entry (with the parameters it presets) at `pos` (or in view), fed by
+   * `feed(doc)` when given (a link {fromPort, toPort, from} or null); one undo step. Returns the node.
+   */
+  function add(kind, datasetId, parameters = {}, pos = null, feed = null) {
     const doc = newNodeDoc(modules.get(kind), nodeIds(), datasetId);
     Object.assign(doc.parameters, parameters);
-    const node = graph.addNode(canvas.meta(doc, { x, y }));
+    const link = feed ? feed(doc) : null;
+    graph.startBatch('add');
+    const node = graph.addNode(canvas.meta(doc, pos || centreSpot()));
+    if (link) graph.addEdge(pastedEdgeMeta({ ...link, to: node.id }));
+    graph.stopBatch('add');
     canvas.select(node);
+    canvas.focus();
+    return node;
+  }
+  const addAtCentre = (kind, datasetId, parameters = {}) => { add(kind, datasetId, parameters); };
+
+  /** A copy of a node beside it (its parameters, run settings and comment), selected. */
+  function duplicate(node) {
+    const doc = { ...copyOf(canvas.doc(node)), id: newNodeId(nodeIds()) };
+    const p = node.getPosition();
+    const copy = graph.addNode(canvas.meta(doc, { x: p.x + NODE_W + 30, y: p.y }));
+    canvas.select(copy);
     canvas.focus();
   }
 
-  const keys = [
-    [['delete', 'backspace'], removeSelection],
-    [['ctrl+c', 'meta+c'], copy],
-    [['ctrl+v', 'meta+v'], paste],
-    [['ctrl+z', 'meta+z'], undo],
-    [['ctrl+shift+z', 'meta+shift+z', 'ctrl+y', 'meta+y'], redo],
-    [['ctrl+a', 'meta+a'], () => selection.select(graph.getNodes())],
-    [['ctrl+=', 'meta+=', 'ctrl+plus'], () => zoomBy(0.1)],
-    [['ctrl+-', 'meta+-'], () => zoomBy(-0.1)],
-    [['ctrl+0', 'meta+0'], canvas.fit],
-    [['ctrl+s', 'meta+s'], saveNow],
-    [['left'], () => moveSelection(-10, 0)], [['right'], () => moveSelection(10, 0)],
-    [['up'], () => moveSelection(0, -10)], [['down'], () => moveSelection(0, 10)],
-    [['escape'], () => selection.clean()],
-  ];
-  for (const [combos, fn] of keys) keyboard.bindKey(combos, (e) => { if (e && e.preventDefault) e.preventDefault(); fn(); return false; });
+  function removeCells(cells) {
+    graph.startBatch('delete');
+    graph.removeCells(cells);
+    graph.stopBatch('delete');
+  }
+
+  // the keys come from the one table the "?" overlay lists (keymap.js)
+  const STEP = { left: [-10, 0], right: [10, 0], up: [0, -10], down: [0, 10] };
+  const actions = {
+    delete: removeSelection, copy, paste, undo, redo, deselect: () => selection.clean(), save: saveNow,
+    'select-all': () => selection.select(graph.getNodes()), 'zoom-in': () => zoomBy(0.1), 'zoom-out': () => zoomBy(-0.1),
+    fit: canvas.fit, move: (combo) => moveSelection(...STEP[combo]),
+  };
+  for (const s of SHORTCUTS.filter((x) => x.canvas)) {
+    for (const combo of s.combos) {
+      keyboard.bindKey(combo, (e) => { if (e && e.preventDefault) e.preventDefault(); actions[s.id](combo); return false; });
+    }
+  }
   for (const ev of ['blank:mousedown', 'cell:mousedown']) graph.on(ev, canvas.focus);
 
   const buttons = { undo, redo, copy, paste, delete: removeSelection, 'zoom-in': () => zoomBy(0.1), 'zoom-out': () => zoomBy(-0.1), fit: canvas.fit, 'auto-layout': autoLayout };
   for (const [id, fn] of Object.entries(buttons)) $(`#${id}`).addEventListener('click', () => fn());
+  // a button's title names its keys, from the same table: "Undo (Ctrl+Z)"
+  for (const s of SHORTCUTS.filter((x) => x.canvas && buttons[x.id])) {
+    const b = $(`#${s.id}`);
+    b.title = `${b.title.replace(/ \(.*\)$/, '')} (${shownKeys(s).join(' or ')})`;
+  }
   graph.on('scale', ({ sx }) => { $('#zoom-level').textContent = `${Math.round(sx * 100)}%`; });
 
   function updateButtons() {
@@ -99,5 +125,5 @@ export function editing(canvas, modules, saveNow) {
     $('#delete').disabled = !selection.getSelectedCells().length;
     $('#paste').disabled = !clipboard;
   }
-  return { addAtCentre, updateButtons };
+  return { add, addAtCentre, duplicate, removeCells, updateButtons };
 }

@@ -14,11 +14,14 @@ import { myModels } from './mymodels.js';
 import { outputsTab, showVisualize } from './outputs.js';
 import { nodePane, tabs } from './pane.js';
 import { bindingMenu } from './binding.js';
+import { contextMenu } from './contextmenu.js';
 import { palette } from './palette.js';
 import { paramsPanel, paramsStore } from './paramspanel.js';
 import { problemsView } from './problems.js';
+import { quickSearch } from './quicksearch.js';
 import { runsView } from './runs.js';
 import { autosave } from './save.js';
+import { shortcutsHelp } from './shortcuts.js';
 import { statusBook } from './statuses.js';
 import { sweepDialog } from './sweepdialog.js';
 
@@ -48,6 +51,7 @@ const pane = nodePane(canvas, $('.designer').dataset.paneUrl, problems.markPane,
 bindingMenu(pane, store, catalogue.modules);
 problems.onParamProblem((name) => {
   canvas.select([]);
+  $('#tab-module').dispatchEvent(new CustomEvent('pane:show', { bubbles: true })); // shown if it was hidden
   tabBar.show('module');
   pane.show(null);
   paramsView.reveal(name);
@@ -69,8 +73,13 @@ const sweeps = sweepDialog({ pipelineId: boot.id, params: store.list, metrics: m
 store.onChange(sweeps.updateButton);
 const view = { run: runs.run, node: pane.node, tab: tabBar.current, metrics: runs.metrics };
 const outputs = outputsTab(view, book);
-const metrics = metricsTab(view, book);
+const metrics = metricsTab(view, book, catalogue.modules);
 const isPaneNode = (id) => !!pane.node() && pane.node().id === id;
+
+// quick search, the right-click menu, the "?" list of shortcuts
+quickSearch(canvas, catalogue, edits);
+contextMenu(canvas, catalogue, edits, (name) => { tabBar.show(name); refreshRunTabs(); });
+shortcutsHelp($('#shortcuts'));
 
 function refreshRunTabs() {
   outputs.stop();

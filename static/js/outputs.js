@@ -16,8 +16,10 @@ export function runAndNode(panel, view) {
   const node = view.node();
   if (!run) { panel.replaceChildren(muted('Submit the pipeline, or pick a run in the Runs tab.')); return null; }
   if (!node) { panel.replaceChildren(muted(`Run #${run.id}: select a module on the canvas.`)); return null; }
-  if (!nodeStatus(run, node.id)) { panel.replaceChildren(muted(`${node.id} is not part of run #${run.id}.`)); return null; }
-  return { run, node: node.id };
+  // the module as the canvas names it ("Train PyTorch Model"), not its id
+  const label = node.attr('label/text') || node.id;
+  if (!nodeStatus(run, node.id)) { panel.replaceChildren(muted(`${label} is not part of run #${run.id}.`)); return null; }
+  return { run, node: node.id, label };
 }
 
 const download = (href, text) => h('a', { href, download: '' }, text);
@@ -83,7 +85,7 @@ export function outputsTab(view, book) {
     const base = paths.node(sel.run.id, sel.node);
     const r = await api('GET', `${base}/files`);
     if (!r.ok) { panel.textContent = errorOf(r, `Cannot list the files (${r.status}).`); return; }
-    const parts = [h('h3', {}, `${sel.node} in run #${sel.run.id}: ${statusLabel(r.data.status)}`),
+    const parts = [h('h3', { 'data-node': sel.node }, `${sel.label} in run #${sel.run.id}: ${statusLabel(r.data.status)}`),
       registerButton(sel.run.id, view.node(), r.data.status)].filter(Boolean);
     if (r.data.error) parts.push(h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Error'), h('pre', {}, r.data.error)));
     for (const [port, files] of Object.entries(r.data.outputs)) {

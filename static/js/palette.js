@@ -1,9 +1,9 @@
 /* The palette: modules, datasets and registered models (mymodels.js) dragged onto the canvas (or
- * added with Enter), the search box, and uploading a dataset archive. */
+ * added with Enter), the search box; uploading a dataset archive is upload.js. */
 import { $, $$, h } from './dom.js';
-import { paths, upload } from './api.js';
 import { copyOf, newNodeDoc } from './document.js';
-import { datasetName, uploadRefusal } from './format.js';
+import { entryMatches } from './quickadd.js';
+import { uploadForm } from './upload.js';
 
 /** addAtCentre(kind, datasetId, parameters) adds a node in view (keyboard users). Returns {entry}: wire a new entry. */
 export function palette(canvas, catalogue, addAtCentre) {
@@ -34,14 +34,11 @@ export function palette(canvas, catalogue, addAtCentre) {
   }
   $$('.palette-item').forEach(entry);
   $('#palette-search').addEventListener('input', (e) => search(catalogue.modules, e.target.value));
-  $('#upload-form').addEventListener('submit', (e) => {
-    e.preventDefault();
-    uploadDataset(e.target, (data) => {
-      catalogue.datasets.set(data.id, data);
-      const b = h('button', { type: 'button', class: 'palette-item', 'data-kind': 'dataset', 'data-dataset': data.id, title: `Dataset ${data.id}: ${data.name}` }, data.name);
-      $('#dataset-list').prepend(h('li', {}, b));
-      entry(b);
-    });
+  uploadForm($('#upload-form'), (data) => {
+    catalogue.datasets.set(data.id, data);
+    const b = h('button', { type: 'button', class: 'palette-item', 'data-kind': 'dataset', 'data-dataset': data.id, title: `Dataset ${data.id}: ${data.name}` }, data.name);
+    $('#dataset-list').prepend(h('li', {}, b)); // newest first, as the server lists them
+    entry(b);
   });
   return { entry };
 }
@@ -57,8 +54,7 @@ function search(modules, query) {
     let inCat = 0;
     for (const li of $$('li', cat)) {
       const b = $('.palette-item', li);
-      const m = modules.get(b.dataset.kind);
-      const hit = !q || `${b.textContent} ${m.label} ${m.kind} ${m.category} ${m.description}`.toLowerCase().includes(q);
+      const hit = entryMatches(b.textContent, modules.get(b.dataset.kind), q);
       li.hidden = !hit;
       if (hit) inCat += 1;
     }
@@ -67,37 +63,4 @@ function search(modules, query) {
     shown += inCat;
   }
   $('#palette-empty').hidden = shown > 0;
-}
-
-/** Upload the form's archive with a progress bar; added(dataset) once the server has it. */
-async function uploadDataset(form, added) {
-  const file = $('#upload-file').files[0];
-  const status = $('#upload-status');
-  const bar = $('#upload-progress');
-  const why = uploadRefusal(file, Number(form.dataset.max));
-  if (why) {
-    status.textContent = why;
-    if (file) status.className = 'error';
-    return;
-  }
-  const body = new FormData();
-  body.append('file', file);
-  body.append('name', datasetName(file.name));
-  bar.hidden = false;
-  bar.value = 0;
-  status.className = '';
-  status.textContent = `Uploading ${file.name}…`;
-  $('#upload').disabled = true;
-  const r = await upload(paths.datasets, body, (percent) => { bar.value = percent; });
-  $('#upload').disabled = false;
-  if (r.status === 201) {
-    bar.value = 100;
-    status.textContent = `Uploaded ${r.data.name}: drag it onto the canvas.`;
-    added(r.data);
-    form.reset();
-  } else {
-    bar.hidden = true;
-    status.className = 'error';
-    status.textContent = `Not uploaded: ${r.data.error || (r.status ? `the server answered ${r.status}` : 'the server could not be reached')}.`;
-  }
 }

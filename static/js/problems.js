@@ -4,6 +4,7 @@ import { $, $$, button, h } from './dom.js';
 import { portName } from './document.js';
 import { PROBLEM_RED } from './cells.js';
 import { SILENT } from './canvas.js';
+import { recheckBanner } from './messages.js';
 
 const text = (p) => p.text || p.message;
 
@@ -111,7 +112,8 @@ export function problemsView(canvas, modules, initial) {
 
   return {
     list: () => problems,
-    set(next) { problems = next || []; paint(); },
+    // a banner about the problems ("cannot run") goes with the last of them
+    set(next) { problems = next || []; paint(); recheckBanner(); },
     paint,
     markPane,
     /** A problem about a pipeline parameter alone, clicked: show(name) brings its card into view. */

@@ -2,9 +2,11 @@
  * its banner, kept live by its socket), the Runs tab's list, and cancelling. */
 import { $, $$, button, h, muted } from './dom.js';
 import { api, errorOf, paths } from './api.js';
-import { SILENT } from './canvas.js';
-import { duration, nodeStatusText, runSummary } from './format.js';
+import { SILENT, arrange } from './canvas.js';
+import { statusFit } from './cells.js';
+import { duration, runSummary } from './format.js';
 import { banner } from './messages.js';
+import { clockOffset, nodeLines, noteProgress } from './progress.js';
 import { EVENTS, addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
 import { watchRun } from './socket.js';
 import { askRunValues } from './submitdialog.js';
@@ -21,17 +23,45 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
   const { graph } = canvas;
   let run = null; // the run shown on the canvas: {id, status, nodes: {id: {status, duration...}}}
   let metrics = {}; // node -> metric name -> [{x, y}]
+  let progress = {}; // node -> {step, steps, values}: what its status line shows while it runs
   let socket = null;
   let refreshTimer = null;
+  let ticker = null;
+  let skew = 0; // the server's clock ahead of the browser's (ms): a node's time so far is counted on the server's
+  const serverNow = () => Date.now() + skew;
+
+  const infoOf = (n) => (run && run.nodes ? run.nodes[n.id] : null);
+  const isLive = (n) => { const info = infoOf(n); return !!info && info.status === book.running; };
+
+  /** A node's status (its stripe, its status line; while it runs, its progress and time so far). */
+  function paintNode(n, now) {
+    const info = infoOf(n);
+    const st = info ? info.status : null;
+    const m = canvas.module(n) || {};
+    const unit = m.metric_step || 'step';
+    const total = (n.getData().parameters || {})[`${unit}s`]; // "epochs": the count asked for, until the module says
+    const lines = nodeLines(info, isLive(n), progress[n.id], { unit, total: Number.isInteger(total) ? total : null, now });
+    const grows = !!lines.progress !== !!n.attr('progress/text');
+    n.attr({ stripe: { fill: book.colour(st) }, status: { text: statusFit(lines.status) }, progress: { text: statusFit(lines.progress, 10) },
+      statusTip: { title: lines.title }, body: { 'data-status': st } }, SILENT);
+    if (grows) arrange(n);
+  }
 
   function paintStatuses() {
-    graph.batchUpdate(() => {
-      for (const n of graph.getNodes()) {
-        const info = run && run.nodes ? run.nodes[n.id] : null;
-        const st = info ? info.status : null;
-        n.attr({ stripe: { fill: book.colour(st) }, status: { text: nodeStatusText(info) }, body: { 'data-status': st } }, SILENT);
-      }
-    }, SILENT);
+    const now = serverNow();
+    graph.batchUpdate(() => { for (const n of graph.getNodes()) paintNode(n, now); }, SILENT);
+    tickWhileRunning();
+  }
+
+  // a running node's time goes on: its line is drawn again every second while any runs
+  function tickWhileRunning() {
+    if (ticker || !graph.getNodes().some(isLive)) return;
+    ticker = setInterval(() => {
+      const live = graph.getNodes().filter(isLive);
+      if (!live.length) { clearInterval(ticker); ticker = null; return; }
+      const now = serverNow();
+      graph.batchUpdate(() => live.forEach((n) => paintNode(n, now)), SILENT);
+    }, 1000);
   }
 
   function showBanner(extra = '') {
@@ -40,7 +70,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     el.hidden = false;
     el.className = `run-banner status-${run.status}`;
     const trial = run.trial ? `trial ${run.trial.number} of sweep #${run.trial.sweep}` : '';
-    el.textContent = runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '));
+    $('#run-summary').textContent = runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '));
     el.dataset.status = run.status;
     $('#cancel-run').hidden = book.isRunFinished(run.status);
   }
@@ -49,7 +79,9 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
 
   async function refresh() {
     if (!run) return;
+    const sent = Date.now();
     const r = await api('GET', paths.run(run.id));
+    if (r.ok && r.data.now) skew = clockOffset(r.data.now, sent, Date.now());
     if (r.ok && run && r.data.id === run.id) show(mergeRun(run, r.data, book));
   }
 
@@ -63,11 +95,15 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     if (applyNodeEvent(run, ev, book)) {
       paintStatuses();
       showBanner();
-      // a node that ends lets the next ones be queued, and queueing sends no event: ask
-      if (book.forEvent(ev.type) !== book.running) refreshSoon();
+      // a node that ends lets the next ones be queued, and queueing sends no event; one that
+      // starts has its start time in the answer: ask
+      refreshSoon();
       hooks.node(ev.node);
     } else if (ev.type === EVENTS.metric) {
       addMetric(metrics, ev);
+      noteProgress(progress, ev);
+      const n = graph.getCellById(ev.node);
+      if (n && n.isNode()) paintNode(n, serverNow());
       hooks.metric(ev.node);
     } else if (ev.type === EVENTS.runFinished) {
       refresh().then(() => { list(); hooks.tabs(); });
@@ -86,6 +122,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
   async function view(id, known) {
     if (socket) socket.close();
     metrics = {};
+    progress = {};
     run = known || unknownRun(id, book);
     const url = new URL(location.href);
     url.searchParams.set('run', id);
@@ -132,14 +169,17 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     try {
       if (!await settle()) return;
       const count = problems.list().length;
-      if (count) { banner(`The pipeline cannot run: fix the ${count} problem(s) listed below the canvas first.`); return; }
+      // both refusals below go by themselves once the last problem is fixed (problems.set rechecks)
+      const unfixed = () => problems.list().length > 0;
+      if (count) { banner(`The pipeline cannot run: fix the ${count} problem(s) listed below the canvas first.`, { holds: unfixed }); return; }
       const declared = params();
       const send = (values) => api('POST', paths.runs(pipelineId), declared.length ? { parameters: values } : {});
       const r = declared.length ? await askRunValues(declared, send) : await send({});
       if (!r) return; // the dialog was closed
       if (!r.ok) {
-        if (r.data && r.data.problems) problems.set(r.data.problems);
-        banner(`Not submitted: ${errorOf(r, r.status)}`);
+        const listed = !!(r.data && r.data.problems);
+        if (listed) problems.set(r.data.problems);
+        banner(`Not submitted: ${errorOf(r, r.status)}`, { holds: listed ? unfixed : null });
         return;
       }
       banner('');

@@ -26,7 +26,12 @@ export function applyNodeEvent(run, ev, book) {
   if (!status || !ev.node) return false;
   run.nodes = run.nodes || {};
   const info = run.nodes[ev.node] || (run.nodes[ev.node] = {});
+  // a finished node is never taken back: an old run's events replay from its start once the
+  // server's answer has already said how each node ended
+  if (info.status && book.isTerminal(info.status) && book.step(status) < book.step(info.status)) return false;
   info.status = status;
+  // when it started: the event's time until the server's answer says (the event was stored a moment later)
+  if (status === book.running && ev.at && !info.started_at) info.started_at = ev.at;
   if (ev.data && ev.data.duration != null) info.duration = ev.data.duration;
   if (ev.data && ev.data.error) info.error = ev.data.error;
   if (run.status === book.newRun) run.status = book.running;

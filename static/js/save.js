@@ -33,7 +33,8 @@ export function autosave(pipelineId, revision, toDraft, onSaved) {
         s.dirty = true;
         const detail = r.data && r.data.problems ? ` ${r.data.problems.map((p) => p.text).join('; ')}` : '';
         setSaveState('Not saved', 'bad');
-        banner(`Not saved: ${errorOf(r, `the server answered ${r.status}`)}.${detail}`);
+        // goes by itself once a later save goes through (its answer's problems.set rechecks)
+        banner(`Not saved: ${errorOf(r, `the server answered ${r.status}`)}.${detail}`, { holds: () => s.dirty });
       }
     } catch (err) {
       s.dirty = true;

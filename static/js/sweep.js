@@ -4,6 +4,7 @@
  * trial table, parallel coordinates and curves; cancel, apply the best values, compare trials. */
 import { api, errorOf } from './api.js';
 import { lineChart } from './charts/lines.js';
+import { fallsByFactors } from './charts/scale.js';
 import { drawParallel } from './charts/parallel.js';
 import { $, h } from './dom.js';
 import { statusLabel } from './statuses.js';
@@ -53,7 +54,7 @@ function show(data) {
   $('#parallel-title').textContent = `Parameters and ${metric}`;
   $('#curves-title').textContent = `${metric} per epoch`;
   drawFinished();
-  if (!curves) curves = lineChart($('#curves'), { xTitle: 'epoch', yTitle: metric });
+  if (!curves) curves = lineChart($('#curves'), { xTitle: 'epoch', yTitle: metric, logWhenSpread: fallsByFactors(metric) });
   curves.show(curveSeries(sweep));
   document.documentElement.dataset.sweepStatus = sweep.status;
   document.documentElement.dataset.sweepLoaded = String(Number(document.documentElement.dataset.sweepLoaded || 0) + 1);

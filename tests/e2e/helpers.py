@@ -95,3 +95,27 @@ def set_parameters(page, nid, values):
         page.wait_for_selector("#node-form [aria-invalid]", state="detached")
     except Exception:
         raise AssertionError(form.inner_text()) from None
+
+
+CHART_OF = """name => {
+  const c = document.querySelector(`#tab-metrics canvas[data-metrics~="${name}"]`);
+  const ch = c && Chart.getChart(c);
+  if (!ch) return null;
+  return {title: c.parentElement.previousElementSibling.textContent, x: ch.options.scales.x.title.text,
+          ticks: ch.scales.x.ticks.map(t => t.value), y: ch.options.scales.y.type,
+          yTitle: ch.options.scales.y.title.display ? ch.options.scales.y.title.text : '',
+          lines: ch.data.datasets.map(d => ({label: d.label, points: d.data}))};
+}"""
+
+
+def chart_of(page, name, timeout=20_000):
+    """The Metrics tab's chart that draws metric `name`: {title, x (axis title), ticks, y (its scale's type),
+    yTitle, lines: [{label, points}]}."""
+    page.wait_for_function(f"({CHART_OF})({name!r}) !== null", timeout=timeout)
+    return page.evaluate(f"({CHART_OF})({name!r})")
+
+
+def metric_points(page, name):
+    """How many points the Metrics tab draws of metric `name` (-1: no chart of it yet)."""
+    line = page.evaluate(f"(n => {{ const c = ({CHART_OF})(n); const l = c && c.lines.find(l => l.label === n); return l ? l.points.length : -1; }})({name!r})")
+    return line

@@ -25,7 +25,7 @@ from tests.e2e.component_pipes import (
     run_headless,
     trained_and_scored,
 )
-from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved, select, set_parameters
+from tests.e2e.helpers import chart_of, connect, drop_module, links, node, open_designer, saved, select, set_parameters
 
 EPOCH_METRICS = ("training_loss", "training_accuracy", "validation_loss", "validation_accuracy", "best_val_acc")
 
@@ -136,16 +136,16 @@ def test_the_tutorial_script_is_dragged_wired_and_trains_on_real_images_with_liv
     select(page, ids["train"])
     page.click("[data-tab=metrics]")
     # the first epoch's points appear while the script runs (log_metric -> events -> the socket)
-    page.wait_for_selector("#tab-metrics canvas[data-metric=validation_accuracy]", timeout=60_000)
+    chart_of(page, "validation_accuracy", timeout=60_000)
     page.shot("02-metrics-live")
     for nid in ids.values():
         page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="completed"]', timeout=120_000)
     page.wait_for_selector("#run-banner[data-status=completed]")
-    points = ("name => { const c = document.querySelector(`#tab-metrics canvas[data-metric=${name}]`); "
-              "const ch = c && Chart.getChart(c); return ch ? ch.data.datasets[0].data.map(p => p.x) : null; }")
-    page.wait_for_function(f"JSON.stringify(({points})('training_loss')) === '[1,2]'")
+    page.wait_for_function("Chart.getChart(document.querySelector('#tab-metrics canvas[data-metrics~=training_loss]'))"
+                           ".data.datasets[0].data.length === 2")
     for name in EPOCH_METRICS:
-        assert page.evaluate(f"({points})('{name}')") == [1, 2], name
+        (line,) = [d for d in chart_of(page, name)["lines"] if d["label"] == name]
+        assert [p["x"] for p in line["points"]] == [1, 2], name
     page.shot("03-metrics-done")
 
     # its driver log in the pane: the tutorial's lines

@@ -13,7 +13,7 @@ import pytest
 from designer.engine import graph
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Dataset, Run
-from tests.e2e.helpers import connect, drop_module, links, node, open_designer, saved, select, set_parameters
+from tests.e2e.helpers import chart_of, connect, drop_module, links, node, open_designer, saved, select, set_parameters
 from tests.imagesets import digits_folder, make_archive
 
 pytestmark = pytest.mark.browser
@@ -166,7 +166,7 @@ def test_the_digits_example_is_built_by_drag_and_drop_run_and_exported(page, use
     page.click("[data-tab=outputs]")
     outputs = page.locator("#tab-outputs")
     page.wait_for_selector("#tab-outputs ul.files[data-port=trained_model] a")
-    assert f"{ids['train']} in run #{run.id}: completed" in outputs.locator("h3").inner_text()
+    assert f"Train PyTorch Model in run #{run.id}: completed" in outputs.locator("h3").inner_text()
     assert page.locator("#log-file option").all_inner_texts()[0].startswith("70_driver_log")
     page.locator("#log-file").select_option("70_driver_log.txt")
     page.wait_for_selector("#log-text:has-text('finished in')")
@@ -174,6 +174,18 @@ def test_the_digits_example_is_built_by_drag_and_drop_run_and_exported(page, use
     assert "resnet18" in log and "540 training and 60 validation images, 10 classes" in log, log[:2000]
     assert "Epoch 6:" in log and "kept the weights of epoch" in log, log[-2000:]
     shot("driver-log")
+
+    # its Metrics: training and validation loss on one chart, their top-1 accuracies on another,
+    # by epoch on a whole-number axis
+    page.click("[data-tab=metrics]")
+    loss, top1 = (chart_of(page, name) for name in ("validation_loss", "validation_top1_accuracy"))
+    assert loss["title"] == "Loss" and [d["label"] for d in loss["lines"]] == ["training_loss", "validation_loss"]
+    assert top1["title"] == "Top-1 accuracy"
+    assert [d["label"] for d in top1["lines"]] == ["training_top1_accuracy", "validation_top1_accuracy"]
+    for chart in (loss, top1):
+        assert chart["x"] == "epoch" and all(float(t).is_integer() for t in chart["ticks"]), chart
+        assert [len(d["points"]) for d in chart["lines"]] == [6, 6]
+    shot("metrics")
 
     # 6. Evaluate Model's Visualize: metrics and a 10 x 10 confusion matrix over the 60 held-out images
     select(page, ids["evaluate"])

@@ -18,7 +18,7 @@ def select(page, nid):
 
 
 def make(owner, name, size):
-    return Dataset.objects.create(owner=owner, name=name, size=size, file=f"{owner.id}/{name}/{name}.zip")
+    return Dataset.objects.create(owner=owner, name=name, size=size, file=f"datasets/{owner.id}/{name}/{name}.zip")
 
 
 def test_the_dataset_is_picked_by_name_and_kept_as_its_id(page, users):
@@ -51,6 +51,9 @@ def test_a_dataset_that_is_not_the_users_is_shown_as_not_found(page, users):
     error.wait_for(state="visible")
     assert f"Dataset: you have no dataset with id {theirs.id}" in error.inner_text()
     assert page.locator("[data-field=dataset].invalid").count() == 1
+    # known before submit: listed below the canvas and marked on the node, with nothing submitted
+    page.wait_for_selector(f"#problems.bad >> text=you have no dataset with id {theirs.id}")
+    assert node(page, "data").locator("[data-problems]").count() == 1
     page.shot("not-found")
 
 

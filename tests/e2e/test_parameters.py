@@ -111,8 +111,11 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
     page.set_viewport_size({"width": 1024, "height": 800})
     page.shot("parameters-problem-1024")
     page.set_viewport_size({"width": 1400, "height": 900})
-    # the problem of the declaration alone, clicked below the canvas, leads to its card
+    # the problem of the declaration alone, clicked below the canvas, leads to its card (the
+    # details pane shown again if it was hidden)
     select(page, "score")
+    page.click("#toggle-pane")
+    page.locator("#details-pane").wait_for(state="hidden")
     page.click("#problems button:has-text(\"pipeline parameter 'epochs'\")")
     page.wait_for_selector("[data-name=epochs] #pp-1-name:focus")
     page.fill("#pp-1-default", "2")

@@ -270,10 +270,10 @@ def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, re
     page.click("[role=tab][data-tab=outputs]")
     # a module that outputs no model has no Register button
     node(page, "score").click()
-    page.wait_for_selector("#tab-outputs h3 >> text=score in run")
+    page.wait_for_selector("#tab-outputs h3 >> text=Score Image Model in run")
     assert page.locator("#register-model").count() == 0
     node(page, "train").click()
-    page.wait_for_selector("#tab-outputs h3 >> text=train in run")
+    page.wait_for_selector("#tab-outputs h3 >> text=Train PyTorch Model in run")
     page.set_viewport_size({"width": 1024, "height": 768})
     page.shot("outputs-1024")
 

@@ -79,3 +79,22 @@ def test_the_weights_table_is_torchvisions():
     assert set(WEIGHTS_FILES) == names
     for name in names:
         assert models.cached_weights_path(models.weights_enum(name)).name == WEIGHTS_FILES[name], name
+
+
+def test_with_workers_the_weights_must_be_on_one_of_them_not_on_the_web_machine(hub):
+    """In production the web app runs elsewhere: the workers' reports (their heartbeat) say."""
+    from sdk.declarations import Machine
+
+    doc = pipeline([node("r", "resnet", model_name="resnet18")], [])
+    w1 = Machine("w1@gpu-a", "/srv/torch/hub/checkpoints", frozenset({"densenet121-a639ec97.pth"}))
+    w2 = Machine("w2@gpu-b", "~/.cache/torch/hub/checkpoints", frozenset())
+    (alone,) = graph.validate(doc, CAT, (w1,))
+    assert alone.message == ("Pretrained: the weights resnet18-f37072fd.pth are not on worker w1@gpu-a "
+                             "(/srv/torch/hub/checkpoints): untick Pretrained, or copy the file there")
+    (both,) = graph.validate(doc, CAT, (w1, w2))
+    assert both.message == ("Pretrained: the weights resnet18-f37072fd.pth are on none of the 2 workers (w1@gpu-a: "
+                            "/srv/torch/hub/checkpoints; w2@gpu-b: ~/.cache/torch/hub/checkpoints): untick Pretrained, "
+                            "or copy the file to their torch hub folder")
+    has_it = Machine("w2@gpu-b", "/x", frozenset({"resnet18-f37072fd.pth"}))
+    assert graph.validate(doc, CAT, (w1, has_it)) == []  # this machine's empty folder does not count
+    assert [p.code for p in graph.validate(doc, CAT)] == ["preflight"]  # no worker said: this machine

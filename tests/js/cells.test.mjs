@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NODE_SHAPE, edgeMeta, nodeLabel, nodeMeta, pastedEdgeMeta, portItems, shorten } from '../../static/js/cells.js';
+import { NODE_H, NODE_H_BOUND, NODE_SHAPE, NODE_W, PROGRESS_H, edgeMeta, labelText, nameLines, nodeBox, nodeLabel, nodeMeta, pastedEdgeMeta, portItems, portX, shorten } from '../../static/js/cells.js';
+import { textWidth } from '../../static/js/textfit.js';
 import { MODULES, link } from './fixtures.mjs';
 
 const catalogue = { modules: MODULES, datasets: new Map([[12, { id: 12, name: 'digits' }]]) };
@@ -12,21 +13,41 @@ test('a node shows its module, a dataset node its dataset, an unknown kind says 
   assert.equal(nodeLabel({ kind: 'gone' }, undefined, catalogue.datasets), 'gone (unknown module)');
 });
 
-test('long labels are cut', () => {
-  assert.equal(shorten('a'.repeat(26)), 'a'.repeat(26));
-  assert.equal(shorten('a'.repeat(27)), `${'a'.repeat(25)}…`);
+test('long labels are cut to the node, shorter while a problem badge is shown', () => {
+  assert.equal(shorten('Convert to Image Directory'), 'Convert to Image Directory');
+  const long = 'Load dataset: handwritten-digits-scanned-at-full-resolution';
+  const [plain, badged] = [labelText(long, false), labelText(long, true)];
+  assert.ok(plain.endsWith('…') && badged.endsWith('…') && badged.length < plain.length);
+  assert.ok(16 + textWidth(plain, 13) <= NODE_W - 4);
+  assert.ok(16 + textWidth(badged, 13) <= NODE_W - 10 - 30); // left of "⚠ 12"
 });
 
-test('ports: the declared ones, then in red any a link names that the module lacks', () => {
-  const items = portItems(MODULES.get('train'), 'n3', [link('e1', 'n1', 'images', 'n3', 'extra'), link('e2', 'n3', 'model', 'n4', 'x')]);
-  assert.deepEqual(items.map((p) => p.id), ['in:model', 'in:data', 'out:model', 'in:extra']);
-  assert.equal(items[0].attrs.circle.title, 'Model (UntrainedModel)');
-  assert.equal(items[3].attrs.circle.title, 'extra (not declared by this module)');
-  const optional = portItems(MODULES.get('zip'), 'n4', []);
-  assert.equal(optional[0].attrs.circle.title, 'Anything (AnyDirectory, optional)');
-  assert.deepEqual(portItems(undefined, 'n5', [link('e', 'n5', 'out', 'n2', 'images')]).map((p) => p.id), ['out:out']);
-  const fineTune = { inputs: [{ name: 'm', label: 'Model', type: 'Untrained', accepts: ['Untrained', 'Trained'], help: 'or a trained one' }], outputs: [] };
-  assert.equal(portItems(fineTune, 'n6', [])[0].attrs.circle.title, 'Model (Untrained or Trained): or a trained one');
+test('port names: under their circle, apart from their neighbours, in two lines when three share the edge', () => {
+  const train = { inputs: ['Untrained model', 'Training dataset', 'Validation dataset'].map((label, i) => ({ name: `p${i}`, label, type: 'T' })), outputs: [{ name: 'm', label: 'Trained model', type: 'M' }] };
+  const items = portItems(train, 'n1', []);
+  assert.deepEqual(items.map((p) => p.attrs.text.text), ['Untrained\nmodel', 'Training\ndataset', 'Validation\ndataset', 'Trained model']);
+  assert.deepEqual(items.map((p) => p.args.y), [0, 0, 0, '100%']);
+  const xs = items.slice(0, 3).map((p) => p.args.x);
+  for (let i = 0; i < 3; i += 1) {
+    for (const line of items[i].attrs.text.text.split('\n')) {
+      const half = textWidth(line, 10) / 2;
+      assert.ok(xs[i] - half > (i ? xs[i - 1] + 30 : 6) && xs[i] + half < (i < 2 ? xs[i + 1] - 30 : NODE_W), line);
+    }
+  }
+  assert.equal(items[3].args.x, portX(0, 1));
+  assert.equal(items[0].attrs.text.title, items[0].attrs.circle.title);
+  assert.deepEqual(nameLines(items), { in: 2, out: 1 });
+});
+
+test('a node is as tall as its port names, bound parameters and progress line need', () => {
+  const plain = nodeBox({ in: 0, out: 0 }, false, false);
+  assert.deepEqual([plain.height, plain.label, plain.status], [NODE_H, 19, 37]);
+  assert.equal(nodeBox({ in: 0, out: 0 }, true, false).height, NODE_H_BOUND);
+  const full = nodeBox({ in: 2, out: 1 }, true, true);
+  // two lines of input names, label, status, progress, bindings, a line of output names
+  assert.equal(full.height, 24 + 16 + 18 + PROGRESS_H + 16 + 13 + 11 + 6);
+  assert.ok(full.label - 8 > 24 && full.status > full.label && full.progress > full.status && full.bindings > full.progress);
+  assert.ok(full.bindings + 6 <= full.height - 17); // above the output names
 });
 
 test('a node and a link as X6 cells', () => {
@@ -34,6 +55,8 @@ test('a node and a link as X6 cells', () => {
   assert.equal(meta.shape, NODE_SHAPE);
   assert.deepEqual([meta.id, meta.x, meta.y, meta.data], ['n1', 5, 6, { kind: 'source', parameters: { value: 1 } }]);
   assert.equal(meta.attrs.body.title, 'Source');
+  assert.equal(meta.height, 37 + 13 + 11 + 6); // one line of output names under the status
+  assert.equal(meta.attrs.labelTip.title, 'Source');
   assert.deepEqual(edgeMeta(link('e1', 'n1', 'images', 'n2', 'images')).source, { cell: 'n1', port: 'out:images' });
   assert.deepEqual(pastedEdgeMeta({ from: 'n4', fromPort: 'out:images', to: 'n5', toPort: 'in:images' }).target, { cell: 'n5', port: 'in:images' });
 });

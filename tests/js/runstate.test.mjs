@@ -29,10 +29,29 @@ test('node events set the node status; the first one starts the run', () => {
   assert.ok(!applyNodeEvent(run, { type: 'node_started' }, book));
 });
 
+test("a node started has the event's time as its start until the server's answer says", () => {
+  const run = unknownRun(1, book);
+  applyNodeEvent(run, { type: 'node_started', node: 'a', at: '2026-11-24T10:00:01Z' }, book);
+  assert.equal(run.nodes.a.started_at, '2026-11-24T10:00:01Z');
+  const answered = mergeRun(run, { id: 1, status: 'running', nodes: { a: { status: 'running', started_at: '2026-11-24T10:00:00.400Z' } } }, book);
+  assert.equal(answered.nodes.a.started_at, '2026-11-24T10:00:00.400Z');
+  applyNodeEvent(answered, { type: 'node_started', node: 'a', at: '2026-11-24T10:00:02Z' }, book); // a late copy
+  assert.equal(answered.nodes.a.started_at, '2026-11-24T10:00:00.400Z');
+});
+
 test('metric points gather by node and name, numbered when no step is given', () => {
   const metrics = {};
   addMetric(metrics, { node: 'a', data: { name: 'loss', step: 5, value: 0.5 } });
   addMetric(metrics, { node: 'a', data: { name: 'loss', value: 0.25 } });
   addMetric(metrics, { node: 'a', data: { name: 'acc', value: 0.9 } });
   assert.deepEqual(metrics, { a: { loss: [{ x: 5, y: 0.5 }, { x: 1, y: 0.25 }], acc: [{ x: 0, y: 0.9 }] } });
+});
+
+test("an old run's replayed events never take a finished node back to running", () => {
+  const run = { id: 1, status: 'completed', nodes: { src: { status: 'completed', duration: 1 }, a: { status: 'failed' } } };
+  assert.ok(!applyNodeEvent(run, { type: 'node_started', node: 'src', at: '2026-11-24T10:00:01Z' }, book));
+  assert.ok(!applyNodeEvent(run, { type: 'node_started', node: 'a' }, book));
+  assert.deepEqual(run.nodes, { src: { status: 'completed', duration: 1 }, a: { status: 'failed' } });
+  assert.ok(applyNodeEvent(run, { type: 'node_finished', node: 'src', data: { duration: 1 } }, book));
+  assert.equal(run.nodes.src.status, 'completed');
 });

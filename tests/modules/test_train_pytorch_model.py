@@ -66,9 +66,12 @@ def test_it_trains_reports_every_epoch_and_repeats_itself_exactly(tmp_path, inpu
     names = {(name, step) for name, _, step in metrics(events)}
     for epoch in (1, 2):
         for name in ("learning_rate", "training_images_per_second", "training_loss", "training_error",
-                     "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy"):
+                     "training_top1_accuracy", "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy"):
             assert (name, epoch) in names
     log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    accuracy = {step: value for name, value, step in metrics(events) if name == "training_top1_accuracy"}
+    errors = {step: value for name, value, step in metrics(events) if name == "training_error"}
+    assert accuracy == pytest.approx({e: 1 - errors[e] for e in errors})
     assert "Epoch 2: lr 0.000000" in log and "[1] [2/4]" in log  # print frequency 2 of 4 steps
     assert not (tmp_path / "a" / "work").exists()
 

@@ -109,6 +109,8 @@ def test_a_command_past_its_timeout_is_ended_with_every_process_it_started(busy,
     nr = run.nodes.get()
     assert nr.status == st.FAILED, nr.error
     assert "Busy script: " in nr.error and f"ran past its Timeout of {timeout} s and was ended" in nr.error, nr.error
+    # a timeout, one process or several, not a job that could not start
+    assert nr.error.startswith("CommandTimedOut: Busy script: ") and "DistributedLaunchError" not in nr.error, nr.error
     ran = time.time() - (tmp_path / "0.txt").stat().st_mtime
     print(f"{processes} process(es): failed after {time.monotonic() - started:.1f} s, the script ran {ran:.1f} s")
     no_process_left(pids_of(tmp_path, processes))

@@ -85,7 +85,7 @@ def test_every_metric_comes_with_its_final_value_and_its_curve_per_run(owner_cli
     by_label = {m["label"]: m for m in metrics}
     assert list(by_label) == ["Toy training (t): loss", "Toy training (t): accuracy", "Toy add (add): total"]
     loss = by_label["Toy training (t): loss"]
-    assert loss["node"] == "t" and loss["name"] == "loss" and loss["goal"] == "minimize"
+    assert loss["node"] == "t" and loss["name"] == "loss" and loss["goal"] == "minimize" and loss["step"] == "step"
     assert loss["final"] == [0.5, 0.25]
     assert loss["curves"] == [[[1, 1.0], [2, 0.5]], [[1, 1.0], [2, 0.5], [3, 1 / 3], [4, 0.25]]]
     assert by_label["Toy training (t): accuracy"]["goal"] == "maximize"
@@ -145,3 +145,13 @@ def test_the_page_takes_the_check_boxes_of_the_runs_list(owner_client, users):
     assert f'name="runs" value="{a.id}"' in home and 'action="/runs/compare"' in home
     one = owner_client.get(f"/runs/compare?runs={a.id}")
     assert one.status_code == 400 and b"only run" in one.content
+
+
+def test_a_training_nodes_curves_are_by_epoch():
+    """The curves' x axis says what a step counts: Train PyTorch Model reports per epoch."""
+    from designer.pipelines.compare import _metric_row
+    from modules import registry
+
+    cat = registry.load()
+    assert _metric_row("train", "train_pytorch_model", "validation_loss", 2, cat)["step"] == "epoch"
+    assert _metric_row("gone", "no_such_module", "loss", 2, cat)["step"] == "step"

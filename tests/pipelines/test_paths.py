@@ -177,18 +177,21 @@ def zip_bytes() -> bytes:
 
 @pytest.mark.parametrize("filename", ["../../escape.zip", "..\\..\\escape.zip", "/tmp/escape.zip"])
 def test_an_uploaded_file_name_stays_in_its_dataset_folder(owner_client, users, filename):
-    owner_folder = (Path(settings.ARTIFACT_ROOT) / "datasets" / str(users["owner"].id)).resolve()
+    def folder(user):
+        return (Path(settings.ARTIFACT_ROOT) / "datasets" / str(user.id)).resolve()
+
     # through the API (Django's parser already drops a folder part) ...
     r = owner_client.post("/api/datasets", {"file": SimpleUploadedFile(filename, zip_bytes())})
     assert r.status_code == 201 and r.json()["filename"] == "escape.zip", r.content
-    # ... and through the one function every upload goes through (the CLI's, a script's)
+    # ... and through the one function every upload goes through (the CLI's, a script's; another
+    # user here: the owner has a dataset of that name now)
     with (Path(settings.ARTIFACT_ROOT).parent / "upload.zip").open("w+b") as f:
         f.write(zip_bytes())
-        ds = datasets.store(users["owner"], "", File(f, name=filename))
+        ds = datasets.store(users["stranger"], "", File(f, name=filename))
     for d in Dataset.objects.all():
         stored = datasets.stored_path(d)
-        assert stored.is_file() and stored.parent.parent == owner_folder and stored.name == "escape.zip"
-    assert ds.name == "escape.zip"
+        assert stored.is_file() and stored.parent.parent == folder(d.owner) and stored.name == "escape.zip"
+    assert ds.name == "escape.zip" and Dataset.objects.count() == 2
     assert not (Path(settings.ARTIFACT_ROOT) / "escape.zip").exists() and not Path("/tmp/escape.zip").exists()
 
 

@@ -24,6 +24,7 @@ class Step:
 class Health:
     running: bool
     failure: str = ""  # why it failed (then running is False); '' while running or once it succeeded
+    error: type[Exception] | None = None  # what supervise() raises with it: the launcher's Failure unless set
 
 
 RUNNING = Health(True)
@@ -55,6 +56,6 @@ def supervise(launcher: Launcher, step: Step, cancelled=lambda: None, poll: floa
             time.sleep(poll)
             cancelled()
         if health.failure:
-            raise launcher.Failure(health.failure)
+            raise (health.error or launcher.Failure)(health.failure)
     finally:
         launcher.terminate(step)

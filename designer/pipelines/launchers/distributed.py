@@ -28,6 +28,7 @@ from designer.pipelines.launchers.relay import Relay
 from designer.pipelines.launchers.reservation import reserve_nodes
 from designer.pipelines.models import NodeLaunch, NodeRun
 from sdk import layout
+from sdk.errors import CommandTimedOut
 from training import command, launch
 
 
@@ -95,7 +96,7 @@ class DistributedLauncher(base.Launcher):
             self.relay.pump(final=True)
             text = f"{self.gang.label}: ran past its Timeout of {command.seconds(step.job.timeout)} s and was ended"
             self.gang.say(f"{text} (every process of every node)")
-            return base.Health(False, text)
+            return base.Health(False, text, CommandTimedOut)  # as one process's timeout: not a launch failure
         stop_file = step.job.stop_file
         if stop_file is not None and not stop_file.exists() and step.ctx.stop_requested():
             stop_file.parent.mkdir(parents=True, exist_ok=True)

@@ -16,12 +16,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path")
         parser.add_argument("--owner", default=DEFAULT_OWNER, help="an existing user (default: admin)")
-        parser.add_argument("--name", default="")
+        parser.add_argument("--name", default="", help="the dataset's name (default: the archive's file name); "
+                            "one the owner already has is refused")
 
     def handle(self, *args, **opts):
         path = Path(opts["path"])
         ready_database(self.stderr)
         user = owner(opts["owner"], self.stderr)
+        # as the API: a name the owner already has is refused (a folder is named as its archive)
+        name = datasets.name_of(opts["name"].strip(), f"{path.name}.zip" if path.is_dir() else path.name)
+        existing = datasets.same_name(user, name)
+        if existing is not None:
+            raise CommandError(datasets.name_taken(existing, "give another name with --name"))
         with tempfile.TemporaryDirectory() as tmp:
             if path.is_dir():
                 archive = Path(tmp) / f"{path.name}.zip"
@@ -37,5 +43,8 @@ class Command(BaseCommand):
                     datasets.check_archive(upload, path.name)
                 except datasets.NotAnArchive as e:
                     raise CommandError(str(e))
-                ds = datasets.store(user, opts["name"] or path.name, upload)
+                try:
+                    ds = datasets.store(user, name, upload)
+                except datasets.NameTaken as e:  # one of that name came in meanwhile
+                    raise CommandError(datasets.name_taken(e.existing, "give another name with --name"))
         self.stdout.write(str(ds.id))

@@ -1,0 +1,180 @@
+"""Issue 15, defects 4, 5 and 7: the banners over the canvas (a banner tied to a condition goes
+with it; no banner moves the canvas), the details pane's tabs on one row at 1440 px, and an upload
+whose result is seen, refused when the name is already one of the user's datasets."""
+import zipfile
+
+import pytest
+
+from designer.pipelines.models import Dataset
+from tests.e2e.helpers import node, open_designer, set_parameters
+from tests.pipes import link, pipeline
+from tests.pipes import node as doc_node
+
+pytestmark = pytest.mark.browser
+
+TABS = "aside.pane [role=tab]"
+
+
+def with_a_problem():
+    """A source whose value is over its maximum (1000): one problem, fixed in the pane."""
+    return pipeline([doc_node("src", "toy_source", value=5000), doc_node("add", "toy_add", amount=1)], [link("src", "add")])
+
+
+def box(page, selector):
+    return page.locator(selector).bounding_box()
+
+
+def inside(inner, outer, slack=0.5):
+    return (inner["x"] >= outer["x"] - slack and inner["y"] >= outer["y"] - slack
+            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)
+
+
+def in_window(page, selector):
+    b = box(page, selector)
+    size = page.viewport_size
+    return b is not None and inside(b, {"x": 0, "y": 0, "width": size["width"], "height": size["height"]})
+
+
+def test_the_cannot_run_banner_goes_once_the_problem_is_fixed(page, users):
+    open_designer(page, users["owner"], with_a_problem())
+    page.wait_for_selector("#problems.bad")
+    page.click("#submit")
+    banner = page.locator("#banner.error")
+    banner.wait_for()
+    assert "The pipeline cannot run: fix the 1 problem(s) listed below the canvas first." in banner.inner_text()
+    page.shot("cannot-run")
+    set_parameters(page, "src", {"value": 10})  # the pane's own box; autosave answers: no problems
+    page.wait_for_selector("#problems.ok")
+    page.wait_for_selector("#banner", state="hidden")
+    page.shot("fixed")
+
+
+def test_a_banner_over_the_canvas_does_not_move_it(page, users):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_designer(page, users["owner"], with_a_problem())
+    before = box(page, "#canvas")
+    toolbar = box(page, ".toolbar")
+    column = box(page, ".canvas-column")
+    page.click("#submit")
+    page.locator("#banner.error").wait_for()
+    shown = box(page, "#banner")
+    assert box(page, "#canvas") == before
+    assert inside(shown, column) and shown["y"] >= toolbar["y"] + toolbar["height"] - 0.5
+    # its dismiss button is there to press, and not under anything
+    close = page.locator("#banner .close")
+    assert close.is_visible() and inside(close.bounding_box(), shown)
+    page.shot("error-banner")
+    close.click()
+    page.wait_for_selector("#banner", state="hidden")
+    assert box(page, "#canvas") == before
+
+    set_parameters(page, "src", {"value": 10})
+    page.wait_for_selector("#problems.ok")
+    before = box(page, "#canvas")  # the problems bar below it is one line now: the canvas is taller
+    page.click("#submit")
+    page.wait_for_selector("#run-banner:not([hidden])")
+    # then a note as well: the two banners one under the other, the canvas still where it was
+    box_ = node(page, "src").bounding_box()
+    page.mouse.click(box_["x"] + 60, box_["y"] + 15)
+    page.keyboard.press("Control+c")
+    page.wait_for_selector("#banner.info:has-text('Copied 1 module(s).')")
+    run_banner, note = box(page, "#run-banner"), box(page, "#banner")
+    page.shot("run-banner-and-note")
+    assert box(page, "#canvas") == before
+    for b in (run_banner, note):
+        assert inside(b, column) and b["y"] >= toolbar["y"] + toolbar["height"] - 0.5 and inside(b, before)
+    lower, upper = sorted((run_banner, note), key=lambda b: b["y"], reverse=True)
+    assert lower["y"] >= upper["y"] + upper["height"] - 0.5, "the banners overlap"
+    page.wait_for_selector("#banner", state="hidden", timeout=15_000)  # the note still clears by itself
+    assert box(page, "#canvas") == before
+
+
+def test_fit_puts_every_module_below_the_banners(page, users):
+    """A long pipeline fitted while banners lie over the canvas's top: its first module is not
+    under them (Fit leaves their height free), and without banners Fit uses the whole height."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    ids = [f"n{i}" for i in range(8)]
+    doc = pipeline([doc_node(ids[0], "toy_source", value=5000)] + [doc_node(i, "toy_add", amount=1) for i in ids[1:]],
+                   [link(a, b) for a, b in zip(ids, ids[1:])])
+    doc["layout"] = {nid: {"x": 200, "y": 180 * i} for i, nid in enumerate(ids)}  # taller than the canvas
+    open_designer(page, users["owner"], doc)
+    page.wait_for_selector("#problems.bad")
+    page.click("#submit")
+    page.locator("#banner.error").wait_for()
+    page.click("#fit")
+    page.wait_for_function("""() => { const b = document.querySelector('#banner').getBoundingClientRect();
+        return document.querySelector('#canvas g[data-cell-id="n0"]').getBoundingClientRect().top >= b.bottom; }""", timeout=5_000)
+    top, last, banner, canvas = box(page, '#canvas g[data-cell-id="n0"]'), box(page, '#canvas g[data-cell-id="n7"]'), box(page, "#banner"), box(page, "#canvas")
+    page.shot("fit-under-banner")
+    assert top["y"] >= banner["y"] + banner["height"], (top, banner)
+    assert last["y"] + last["height"] <= canvas["y"] + canvas["height"], (last, canvas)  # still all in view
+    page.locator("#banner .close").click()
+    page.wait_for_selector("#banner", state="hidden")
+    page.click("#fit")  # no banner: the pipeline is drawn from 40 px under the canvas's top
+    page.wait_for_function("""() => document.querySelector('#canvas g[data-cell-id="n0"]').getBoundingClientRect().top
+        < document.querySelector('#canvas').getBoundingClientRect().top + 44""", timeout=5_000)
+
+
+@pytest.mark.parametrize("tab", ["module", "outputs"])
+def test_the_pane_tabs_stay_on_one_row_at_1440(page, users, tab):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_designer(page, users["owner"], with_a_problem())
+    page.click(f"{TABS}[data-tab={tab}]")
+    page.wait_for_selector(f"{TABS}[data-tab={tab}][aria-selected=true]")
+    pane = box(page, "aside.pane")
+    tabs = [t.bounding_box() for t in page.locator(TABS).all()]
+    page.shot(f"tabs-{tab}")
+    assert len(tabs) == 5
+    assert len({round(t["y"]) for t in tabs}) == 1, f"the tabs are on more than one row: {tabs}"
+    assert all(inside(t, pane) for t in tabs), f"a tab is outside the pane {pane}: {tabs}"
+
+
+def digits_zip(tmp_path):
+    archive = tmp_path / "digits.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("0/a.png", b"\x89PNG fake")
+    return archive
+
+
+def upload(page, archive):
+    page.set_input_files("#upload-file", str(archive))
+    page.locator("#upload").scroll_into_view_if_needed()
+    # the palette scrolled to its end, as one that was scrolled down to the form by hand
+    page.evaluate("document.querySelector('.palette').scrollTop = 1e6")
+    page.click("#upload")
+
+
+def test_an_upload_is_seen_and_the_same_name_again_is_refused(page, users, tmp_path):
+    page.set_viewport_size({"width": 1440, "height": 600})
+    for i in range(30):
+        Dataset.objects.create(owner=users["owner"], name=f"set {i}", file=f"datasets/{users['owner'].id}/x/set{i}.zip")
+    Dataset.objects.create(owner=users["stranger"], name="digits", file=f"datasets/{users['stranger'].id}/x/digits.zip")
+    open_designer(page, users["owner"])
+    assert page.evaluate("(p => p.scrollHeight > p.clientHeight)(document.querySelector('.palette'))")
+    archive = digits_zip(tmp_path)
+    upload(page, archive)
+    page.wait_for_selector("#upload-status >> text=Uploaded digits")
+    ds = Dataset.objects.get(owner=users["owner"], name="digits")  # another user's 'digits' did not stop it
+    page.shot("uploaded")
+    assert in_window(page, "#upload-status")
+    added = page.locator(f"#dataset-list .palette-item[data-dataset='{ds.id}']")
+    assert "highlight" in added.get_attribute("class")
+    assert page.inner_text("#upload-status") == f"Uploaded digits (dataset {ds.id}): first in My datasets, marked; drag it onto the canvas."
+
+    upload(page, archive)
+    status = page.locator("#upload-status.error")
+    status.wait_for()
+    assert (f"Not uploaded: You already have a dataset named 'digits' (dataset {ds.id}). Rename the archive, "
+            "or give another name.") in status.inner_text()
+    page.shot("same-name-refused")
+    assert in_window(page, "#upload-status")
+    assert Dataset.objects.filter(owner=users["owner"], name="digits").count() == 1
+    assert page.locator("#dataset-list .palette-item", has_text="digits").count() == 1
+    # the one of that name is pointed at; the page offers to upload it under a free name
+    assert page.locator("#dataset-list .palette-item.highlight").get_attribute("data-dataset") == str(ds.id)
+    page.click("#upload-status button:has-text(\"Upload it as 'digits 2'\")")
+    page.wait_for_selector("#upload-status >> text=Uploaded digits 2")
+    assert in_window(page, "#upload-status")
+    assert Dataset.objects.filter(owner=users["owner"], name="digits 2").count() == 1
+    page.shot("uploaded-as-digits-2")

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { entryMatches, feedOf, ranked } from '../../static/js/quickadd.js';
+import { MODULES, link } from './fixtures.mjs';
+
+const entry = (kind, label = MODULES.get(kind).label, extra = {}) => ({ kind, label, text: label, module: MODULES.get(kind), ...extra });
+
+test('an entry is found by its text or its module\'s label, kind, category or description', () => {
+  const m = { label: 'Resize', kind: 'resize', category: 'Data Transformation', description: 'Scales images' };
+  assert.ok(entryMatches('Resize', m, 'RES'));
+  assert.ok(entryMatches('Resize', m, 'transf'));
+  assert.ok(entryMatches('Resize', m, ' scales '));
+  assert.ok(entryMatches('digits', { label: 'Dataset', kind: 'dataset' }, 'dataset'));
+  assert.ok(!entryMatches('Resize', m, 'zip'));
+  assert.ok(entryMatches('Resize', m, ''));
+});
+
+test('labels that start with the query come first, then labels that have it, then the rest', () => {
+  const entries = [entry('train'), entry('resize'), entry('dataset', 'digits'), entry('dataset'), entry('source')];
+  assert.deepEqual(ranked(entries, 'data').map((e) => e.label), ['Dataset', 'digits']);
+  assert.deepEqual(ranked(entries, 's').map((e) => e.label), ['Source', 'Resize', 'digits', 'Dataset']);
+  assert.equal(ranked(entries, '').length, 5);
+});
+
+test('the module selected feeds the first input of the new one that accepts its first output', () => {
+  const from = { id: 'n1', kind: 'source' };
+  assert.deepEqual(feedOf(MODULES, from, { id: 'n2', kind: 'train' }, []), { from: 'n1', fromPort: 'out:images', toPort: 'in:data' });
+  assert.deepEqual(feedOf(MODULES, from, { id: 'n2', kind: 'zip' }, []), { from: 'n1', fromPort: 'out:images', toPort: 'in:anything' });
+  assert.equal(feedOf(MODULES, from, { id: 'n2', kind: 'dataset' }, []), null); // no input
+  assert.equal(feedOf(MODULES, { id: 'z', kind: 'zip' }, { id: 'n2', kind: 'resize' }, []), null); // no output
+  assert.equal(feedOf(MODULES, from, { id: 'n2', kind: 'gone' }, []), null);
+  assert.deepEqual(feedOf(MODULES, from, { id: 'n2', kind: 'resize' }, [link('e1', 'n0', 'images', 'n1', 'images')]),
+    { from: 'n1', fromPort: 'out:images', toPort: 'in:images' });
+});
