@@ -33,8 +33,8 @@ def execute_noderun(noderun_id: int) -> list[int]:
         return []  # its run was deleted while the task waited in the queue
     node = run_graph(nr.run).nodes[nr.node_id]
     module = get_catalogue(nr.run.owner_id).for_node(node)
-    if module.distributed and nr.status == st.QUEUED and routing.forward_if_unfit(nr, workers.current_name()):
-        return []  # this worker cannot be its node 0: handed on to one that can
+    if nr.status == st.QUEUED and routing.forward_if_unfit(nr, workers.current_name()):
+        return []  # this worker cannot run it (node 0 of a distributed node, weights): handed on to one that can
     now = timezone.now()
     if not transition(nr, st.QUEUED, st.RUNNING, started_at=now, heartbeat_at=now, worker=workers.current(),
                       send_due_at=None):

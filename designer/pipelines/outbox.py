@@ -49,7 +49,7 @@ def send(noderun_ids=None, run_id=None) -> int:
     now = timezone.now()
     # first sends before resends (a resend may wait for a free worker slot); no join for ordering
     for nr in due(noderun_ids, run_id).order_by("send_attempts", "send_due_at").only(
-            "id", "run_id", "kind", "send_due_at", "send_attempts")[:BATCH]:
+            "id", "run_id", "node_id", "kind", "send_due_at", "send_attempts")[:BATCH]:
         if nr.send_attempts and not _resend_allowed():
             break
         # claim this send: nobody else sends it until it is due again
@@ -58,7 +58,7 @@ def send(noderun_ids=None, run_id=None) -> int:
         if not claimed:
             continue
         try:
-            app.send_task(TASK, args=[nr.pk], **_route(nr), retry=True, retry_policy=RETRY_POLICY)
+            app.send_task(TASK, args=[nr.pk], **routing.route_for(nr), retry=True, retry_policy=RETRY_POLICY)
         except Exception as e:  # kombu's OperationalError, socket errors, a full broker...
             text = f"{type(e).__name__}: {e}".strip()
             NodeRun.objects.filter(pk=nr.pk, status=s.QUEUED).update(
@@ -83,11 +83,6 @@ def _resend_allowed() -> bool:
     """Resend a message the broker took only while some live worker has a free slot: while all
     are busy, the message is most likely waiting its turn in the queue."""
     return workers.free_slots() > 0
-
-
-def _route(nr: NodeRun) -> dict:
-    """A distributed node goes to a worker that can be its node 0 (routing.route_for)."""
-    return routing.route_for(nr) if routing.is_distributed(nr) else {}
 
 
 def waiting_for_broker(run_id: int) -> str:

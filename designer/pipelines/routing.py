@@ -1,7 +1,11 @@
-"""Which worker gets a node's message: a distributed node goes to a worker that can be its node 0.
+"""Which worker gets a node's message: a distributed node goes to a worker that can be its node 0,
+and a node whose module needs something only some workers have goes to one of them.
 
 The worker that takes a distributed node's task is its node 0, and node 0 must offer Process
-count per node units (GPUs, or else CPU cores)."""
+count per node units (GPUs, or else CPU cores). What a module needs of a machine is what its
+pre-flight check says (Module.preflight: a pretrained ResNet needs its weights file in the
+worker's torch hub folder, as the worker's heartbeat reports it); validation makes sure one live
+worker has it, routing sends the node there."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -13,15 +17,42 @@ from designer.pipelines import workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Run, Worker
 from designer.pipelines.rungraph import run_graph
+from sdk.declarations import Module
+
+
+def _module_of(nr: NodeRun) -> type[Module] | None:
+    builtin = get_catalogue().get(nr.kind)  # built-in and settings-folder kinds: no query
+    if builtin is not None:
+        return builtin
+    node = _node_of(nr)
+    return get_catalogue(_run_of(nr).owner_id).for_node(node) if node else None
 
 
 def is_distributed(nr: NodeRun) -> bool:
-    builtin = get_catalogue().get(nr.kind)  # built-in and settings-folder kinds: no query
-    if builtin is not None:
-        return builtin.distributed
-    node = _node_of(nr)
-    module = get_catalogue(_run_of(nr).owner_id).for_node(node) if node else None
+    module = _module_of(nr)
     return bool(module and module.distributed)
+
+
+def checks_machines(module: type[Module] | None) -> bool:
+    """Does the module say what a machine must have to run it (its own Module.preflight)?"""
+    return module is not None and module.preflight.__func__ is not Module.preflight.__func__
+
+
+def machines_for(nr: NodeRun) -> frozenset[str] | None:
+    """The live workers that have what the node's module needs (its pre-flight check passes on
+    each alone), or None when that makes no difference: the module needs nothing of a machine,
+    every live worker has it, or none has (the worker that takes it then says what is missing).
+    No query for a module that needs nothing of a machine."""
+    module = _module_of(nr)
+    if not checks_machines(module):
+        return None
+    machines = workers.machines()
+    node = _node_of(nr)
+    if not machines or node is None:
+        return None
+    params = module.resolved_params(node.get("parameters", {}))
+    fit = frozenset(m.name for m in machines if not module.preflight(params, (m,)))
+    return fit if fit and len(fit) < len(machines) else None
 
 
 def _run_of(nr: NodeRun) -> Run:
@@ -45,34 +76,42 @@ def route_for(nr: NodeRun) -> dict:
     """The send options of the `run_node` message of `nr`.
 
     A distributed node other than 1 x 1 goes to the own queue of a live worker that can be its
-    node 0, preferring one that is idle (not reserved by a job and running no node), then the one
+    node 0, and a node that needs what only some workers have (machines_for) to one of those;
+    among them an idle one is preferred (not reserved by a job and running no node), then the one
     with the fewest units that fit (the big ones stay free for the big jobs). `{}` (any worker)
-    for any other node, and when no live worker can ever be node 0: the worker that takes it then
-    explains why it cannot start. One query (two when `nr.run` is not loaded; a third, once per
-    run and process, for the DAG)."""
+    for any other node, and when no live worker fits: the worker that takes it then explains why
+    it cannot start. One query for a distributed node (two when `nr.run` is not loaded; a third,
+    once per run and process, for the DAG), none for a node that fits any worker."""
     n, p = run_settings_of(nr)
-    if n * p == 1:
+    only = machines_for(nr)
+    if n * p == 1 and only is None:
         return {}
-    fit = (workers.live_workers().filter(Q(gpus__gte=p) | Q(gpus=0, cpus__gte=p))
-           .annotate(busy=Q(reserved_by__isnull=False) | workers.running_node_on(),
-                     units=Case(When(gpus__gt=0, then="gpus"), default="cpus"))
-           .order_by("busy", "units", "hostname").values_list("hostname", flat=True))
-    best = fit.first()
+    fit = workers.live_workers()
+    if n * p > 1:
+        fit = fit.filter(Q(gpus__gte=p) | Q(gpus=0, cpus__gte=p))
+    if only is not None:
+        fit = fit.filter(hostname__in=only)
+    best = (fit.annotate(busy=Q(reserved_by__isnull=False) | workers.running_node_on(),
+                         units=Case(When(gpus__gt=0, then="gpus"), default="cpus"))
+            .order_by("busy", "units", "hostname").values_list("hostname", flat=True).first())
     return {"queue": host_queue(best)} if best else {}
 
 
 def forward_if_unfit(nr: NodeRun, worker_name: str) -> bool:
-    """Called by a worker that picked up `nr` before claiming it: if `nr` is distributed, this
-    worker cannot be its node 0 (fewer units than Process count per node) and a live worker
-    can, send the node's task on to that worker and return True (this worker must leave the
-    node alone: it stays queued, and is claimed by the worker it was sent to). False otherwise:
-    this worker goes on (and, if it cannot be node 0, fails the node saying why)."""
+    """Called by a worker that picked up `nr` before claiming it: if this worker cannot run it
+    (it cannot be the node 0 of a distributed node: fewer units than Process count per node; or
+    it lacks what the module needs, machines_for) and a live worker can, send the node's task on
+    to that worker and return True (this worker must leave the node alone: it stays queued, and
+    is claimed by the worker it was sent to). False otherwise, and always inline: this worker
+    goes on (and, if it cannot run the node, fails it saying why)."""
     n, p = run_settings_of(nr)
-    if n * p == 1:
+    only = machines_for(nr)
+    if (n * p == 1 and only is None) or worker_name == workers.INLINE:
         return False
-    me = Worker.objects.filter(hostname=worker_name).first()
-    if (me.units if me else settings.WORKER_CPUS) >= p:
-        return False
+    if only is None or worker_name in only:
+        me = Worker.objects.filter(hostname=worker_name).first()
+        if n * p == 1 or (me.units if me else settings.WORKER_CPUS) >= p:
+            return False
     route = route_for(nr)
     if not route or route["queue"] == host_queue(worker_name):
         return False

@@ -6,12 +6,17 @@ TORCH_HOME."""
 import json
 import re
 import time
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from designer.pipelines.models import Pipeline, Worker
+from designer.celery import RUN_NODE, app, host_queue
+from designer.pipelines import routing, runs
+from designer.pipelines.models import NodeRun, Pipeline, Run, Worker
 from modules._vision_models import WEIGHTS_FILES
+from tests.conftest import wait_for_run
 from tests.pipes import node, pipeline
 
 pytestmark = pytest.mark.production  # the web app and the workers apart: production's shape
@@ -78,8 +83,6 @@ def test_the_workers_weights_count_and_the_web_machines_do_not(owner_client, use
 @pytest.mark.django_db
 def test_a_submit_is_refused_only_when_no_live_worker_has_the_weights(owner_client, users, tmp_path, monkeypatch):
     """The same check at submit, from the workers' rows (as their heartbeat writes them)."""
-    from django.utils import timezone
-
     monkeypatch.setenv("TORCH_HOME", str(torch_home(tmp_path / "web")))
     p = Pipeline.objects.create(owner=users["owner"], name="p", draft=DOC)
     live = Worker.objects.create(hostname="w1@a", last_seen=timezone.now(), weights={"folder": "/srv/hub", "files": [WEIGHTS]})
@@ -90,3 +93,78 @@ def test_a_submit_is_refused_only_when_no_live_worker_has_the_weights(owner_clie
     r = owner_client.post(f"/api/pipelines/{p.id}/runs", "{}", content_type="application/json")
     assert r.status_code == 400
     assert f"the weights {WEIGHTS} are not on worker w1@a (/srv/hub)" in json.dumps(r.json())
+
+
+# ---------------------------------------------------------------- routing: the node goes where the weights are
+
+
+def real_weights(root):
+    """A torch hub folder with a resnet18 weights file that torchvision loads (random weights
+    under the DEFAULT weights' file name: none can be downloaded here)."""
+    import torch
+    import torchvision
+
+    folder = torch_home(root) / "hub" / "checkpoints"
+    torch.save(torchvision.models.resnet18().state_dict(), folder / WEIGHTS)
+    return root
+
+
+def queued_resnet(users) -> NodeRun:
+    run = Run.objects.create(owner=users["owner"], name="weights", snapshot=DOC)
+    return NodeRun.objects.select_related("run").get(pk=NodeRun.objects.create(run=run, node_id="r", kind="resnet",
+                                                                             status="queued").pk)
+
+
+@pytest.mark.django_db
+def test_a_pretrained_resnet_is_routed_to_a_live_worker_that_has_the_weights(users, django_assert_max_num_queries):
+    def worker(name, files):
+        return Worker.objects.create(hostname=f"{name}@a", last_seen=timezone.now(),
+                                     weights={"folder": f"/srv/{name}", "files": files})
+
+    worker("empty", [])
+    worker("full", [WEIGHTS])
+    nr = queued_resnet(users)
+    assert routing.route_for(nr) == {"queue": host_queue("full@a")}
+    assert routing.forward_if_unfit(nr, "full@a") is False  # it has them: it runs it
+    # an untrained ResNet, and any other module, fits every worker: any of them, and no query
+    untrained = queued_resnet(users)
+    Run.objects.filter(pk=untrained.run_id).update(snapshot=pipeline([node("r", "resnet", pretrained=False)], []))
+    untrained = NodeRun.objects.select_related("run").get(pk=untrained.pk)
+    assert routing.route_for(untrained) == {}
+    source = Run.objects.create(owner=users["owner"], name="x", snapshot=pipeline([node("s", "toy_source", value=1)], []))
+    bare = NodeRun.objects.create(run=source, node_id="s", kind="toy_source", status="queued")
+    with django_assert_max_num_queries(0):
+        assert routing.route_for(bare) == {}
+    # both have them, or neither: any worker (neither: the one that takes it says what is missing)
+    worker("also", [WEIGHTS])
+    Worker.objects.filter(hostname="empty@a").update(weights={"folder": "/srv/empty", "files": [WEIGHTS]})
+    assert routing.route_for(nr) == {}
+    Worker.objects.update(weights={"folder": "/srv", "files": []})
+    assert routing.route_for(nr) == {} and routing.forward_if_unfit(nr, "empty@a") is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_pretrained_resnet_runs_on_the_worker_with_the_weights_never_on_the_one_without(
+        users, start_worker, tmp_path, monkeypatch):
+    """Validation passes when one live worker has the weights; each run then finds them: on two
+    idle workers (one without), the task goes to the one with them, and a task that the one
+    without picked up anyway is handed on."""
+    monkeypatch.setenv("TORCH_HOME", str(torch_home(tmp_path / "web")))  # the web machine has nothing
+    empty = start_worker("noweights", concurrency=1, extra_env={"TORCH_HOME": str(torch_home(tmp_path / "w1"))})
+    full = start_worker("weights", concurrency=1, extra_env={"TORCH_HOME": str(real_weights(tmp_path / "w2"))})
+    for attempt in range(4):
+        run = wait_for_run(runs.submit(users["owner"], DOC, regenerate=True).id, timeout=90)
+        nr = run.nodes.get()
+        assert run.status == "completed", f"attempt {attempt + 1}: {nr.error}"
+        assert nr.worker.hostname == full.hostname, attempt
+    # a message that reached the worker without the weights (sent to its own queue)
+    fresh = pipeline([dict(node("r", "resnet", model_name="resnet18"), regenerate_output=True)], [])  # not reused
+    run = Run.objects.create(owner=users["owner"], name="hand on", snapshot=fresh)
+    NodeRun.objects.create(run=run, node_id="r", kind="resnet")
+    [nid] = runs.advance(run.id)
+    NodeRun.objects.filter(pk=nid).update(send_due_at=timezone.now() + timedelta(hours=1))  # not by the outbox
+    app.send_task(RUN_NODE, args=[nid], queue=host_queue(empty.hostname))
+    run = wait_for_run(run.id, timeout=90)
+    nr = run.nodes.get()
+    assert run.status == "completed", nr.error
+    assert nr.worker.hostname == full.hostname
