@@ -245,12 +245,43 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
     selectedNodes: () => parts.selection.getSelectedCells().filter((c) => c.isNode()),
     select(cells) { parts.selection.clean(); parts.selection.select(cells); },
     focus: () => container.focus({ preventScroll: true }),
-    /** Everything in view, below the banners that lie over the canvas's top (the run shown, a problem). */
+    /** Everything in view and centred in what is free of the banners that lie over the canvas's
+     * top (the run shown, a problem); no module under the minimap in the bottom-right corner:
+     * then fitted beside it or above it, whichever draws the pipeline larger. */
     fit() {
-      const banners = container.parentElement && container.parentElement.querySelector('.banners');
-      const covered = banners ? banners.getBoundingClientRect().bottom - container.getBoundingClientRect().top : 0;
-      graph.zoomToFit({ padding: { top: Math.max(40, covered + 16), right: 40, bottom: 40, left: 40 }, maxScale: 1 });
+      const column = container.parentElement;
+      const banners = column && column.querySelector('.banners');
+      const area = container.getBoundingClientRect();
+      const covered = banners ? banners.getBoundingClientRect().bottom - area.top : 0;
+      const padding = { top: Math.max(40, covered + 16), right: 40, bottom: 40, left: 40 };
+      const fitted = (extra) => fitInto(graph, area, { ...padding, ...extra });
+      fitted({});
+      const map = column && column.querySelector('#minimap');
+      const m = map && map.getClientRects().length ? map.getBoundingClientRect() : null;
+      const under = (r) => r.x + r.width > m.left && r.x < m.right && r.y + r.height > m.top && r.y < m.bottom;
+      // from the model, not the drawing: nodes are drawn asynchronously, after a fit on opening
+      if (!m || !graph.getNodes().some((n) => under(graph.localToClient(n.getBBox())))) return;
+      const beside = { right: area.right - m.left + 16 };
+      const above = { bottom: area.bottom - m.top + 16 };
+      const besideZoom = fitted(beside);
+      if (fitted(above) < besideZoom) fitted(beside);
     },
   };
   return canvas;
+}
+
+
+/** Zoom (at most 100 %) and move the graph so that all of it is centred in `area` (the canvas's
+ * client box) less `padding` on each side; returns the zoom. (X6's zoomToFit centres the content
+ * in the whole canvas whatever the padding.) */
+function fitInto(graph, area, padding) {
+  const content = graph.getContentArea();
+  if (!content.width || !content.height) return graph.zoom();
+  const width = Math.max(area.width - padding.left - padding.right, 40);
+  const height = Math.max(area.height - padding.top - padding.bottom, 40);
+  const zoom = Math.min(1, width / content.width, height / content.height);
+  graph.scale(zoom, zoom);
+  graph.translate(padding.left + (width - content.width * zoom) / 2 - content.x * zoom,
+    padding.top + (height - content.height * zoom) / 2 - content.y * zoom);
+  return zoom;
 }
