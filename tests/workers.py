@@ -57,12 +57,20 @@ class CeleryWorker:
         self.proc.wait()
 
     def stop(self):
+        """A warm shutdown, as `celery worker` gets it from a service manager: TERM to the main
+        process only (its pool's processes, signalled too, may die holding the pool's queue lock,
+        and the main process then hangs in its exit), then anything left is killed."""
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.terminate()
             try:
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
-                self.kill()
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # a pool process or a rank that outlived it
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
 
 
 def registered(workers: list[CeleryWorker], timeout: float = 10) -> list[CeleryWorker]:
