@@ -64,10 +64,16 @@ function parametersEl(params) {
 
 function actions(v) {
   const ready = v.status === 'ready';
-  const dl = ready ? h('a', { class: 'button download', href: v.download_url, download: '' }, 'Download')
+  const failed = v.status === 'failed';
+  // a version whose packaging failed still has the model as training wrote it: it can be taken away
+  const dl = ready || failed
+    ? h('a', { class: 'button download', href: v.download_url, download: '',
+      title: failed ? 'The model folder as training wrote it (weights, classes, inference transform), without the serving files: packaging failed'
+        : 'The model folder, its model.onnx and a predict.py that loads it with plain torch' }, 'Download')
     : h('span', { class: 'button download disabled', 'aria-disabled': 'true', title: 'The archive is made once the version is ready' }, 'Download');
-  const go = button({ class: 'primary deploy', disabled: v.status === 'failed', onclick: (e) => onDeploy(v, e.target),
-    title: ready ? 'Serve this version at a new real-time endpoint' : 'Deploy now: the endpoint serves it once it is ready' }, 'Deploy');
+  const go = button({ class: 'primary deploy', disabled: failed, onclick: (e) => onDeploy(v, e.target),
+    title: ready ? 'Serve this version at a new real-time endpoint'
+      : failed ? 'Packaging failed (see above): this version cannot be served' : 'Deploy now: the endpoint serves it once it is ready' }, 'Deploy');
   const del = button({ class: 'danger delete-version', onclick: () => onDelete(v) }, 'Delete version');
   return h('div', { class: 'row-actions' }, dl, go, del);
 }

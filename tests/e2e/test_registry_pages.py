@@ -4,6 +4,7 @@ the endpoint's page (status, masked key, curl), its live figures, key regenerati
 switch; the endpoints list; a stranger's 404. Rows are made directly here where no training is
 needed (a version's folder holds a model.yaml, enough for the page and the archive); the Register
 dialog registers the output of a real (small) digits training, then deploys it: three clicks."""
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -118,11 +119,17 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     assert v2.locator("ul.classes li").all_inner_texts() == CLASSES
     assert v2.locator("ul.tags li").all_inner_texts() == ["data=sklearn", "seed=2"]
     assert v2.locator(".description").inner_text() == "digits, try 2"
-    # a failed version says why, and is neither deployed nor downloaded
+    # a failed version says why and cannot be deployed; its model, as training wrote it, is downloaded
     v3 = page.locator("section.version[data-version='3']")
     assert "ONNX export refused" in v3.locator(".node-error").inner_text()
     assert v3.locator("button.deploy").is_disabled()
-    assert v3.locator("a.download").count() == 0
+    assert "cannot be served" in v3.locator("button.deploy").get_attribute("title")
+    assert "without the serving files" in v3.locator("a.download").get_attribute("title")
+    with page.expect_download() as got:
+        v3.locator("a.download").click()
+    assert got.value.suggested_filename == "digits-3.tar.gz"
+    with tarfile.open(got.value.path()) as tar:
+        assert tar.getnames() == ["digits-3/model.yaml"]
     both_widths(page, request, "model")
 
     # the archive of a version
