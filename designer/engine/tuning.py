@@ -97,6 +97,15 @@ def load_study(storage, name: str, config: SweepConfig) -> optuna.Study:
     return optuna.load_study(study_name=name, storage=storage, sampler=_sampler(config), pruner=pruner(config))
 
 
+def delete_study(storage, name: str) -> bool:
+    """Remove a study with its trials from the storage; False when there was none of that name."""
+    try:
+        optuna.delete_study(study_name=name, storage=storage)
+    except KeyError:
+        return False
+    return True
+
+
 def ask(study: optuna.Study, config: SweepConfig, types: dict[str, str],
         ranges: dict[str, tuple[float | None, float | None]] | None = None) -> Asked:
     """A new trial and its values, each cast to its pipeline parameter's type ("int", "float",

@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.core import checks
+from django.db.models.signals import post_delete
 
 import designer.celery  # noqa: F401 - binds shared tasks to our Celery app
 
@@ -12,6 +13,8 @@ class PipelinesConfig(AppConfig):
     def ready(self):
         # the app registry is ready only now: the catalogue reads the users' components
         from designer.pipelines import catalogue, signals, sweeps
+        from designer.pipelines.models import Sweep
 
         checks.register(catalogue.check_module_catalogue)
         signals.run_finished.connect(sweeps.on_run_finished, dispatch_uid="sweeps.on_run_finished")
+        post_delete.connect(sweeps.on_sweep_deleted, sender=Sweep, dispatch_uid="sweeps.on_sweep_deleted")

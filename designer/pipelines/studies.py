@@ -45,3 +45,10 @@ def load(sweep: Sweep, config: SweepConfig):
         with _lock:
             _studies[sweep.study_name] = study
     return study
+
+
+def delete(study_name: str) -> bool:
+    """Remove a sweep's study (its trials, values and attributes) from Optuna's tables."""
+    with _lock:
+        _studies.pop(study_name, None)
+    return tuning.delete_study(tuning.storage(storage_url()), study_name)

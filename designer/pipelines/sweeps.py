@@ -63,6 +63,13 @@ def check(owner, doc: dict, raw_config, values: dict | None = None) -> tuple[dic
     return doc, config
 
 
+def on_sweep_deleted(sender, instance: Sweep, **kwargs) -> None:
+    """A deleted sweep (with its owner, in the admin) takes its Optuna study with it, once the
+    deletion is committed (post_delete of Sweep, connected in apps.py)."""
+    name = instance.study_name
+    transaction.on_commit(lambda: studies.delete(name))
+
+
 def start(owner, doc: dict, raw_config, pipeline: Pipeline | None = None, name: str | None = None,
           values: dict | None = None) -> Sweep:
     """Store a sweep and start its first trials. Raises SweepInvalid."""

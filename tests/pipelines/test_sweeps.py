@@ -379,3 +379,24 @@ def test_cancel_ends_distributed_trials_and_leaves_no_process(workers, users):
     while any(leftover_processes(t.run) for t in sweep.trials.select_related("run")):
         assert time.monotonic() < deadline, [leftover_processes(t.run) for t in sweep.trials.select_related("run")]
         time.sleep(0.2)
+
+
+def test_a_deleted_users_sweeps_take_their_optuna_studies_with_them(db, users, django_capture_on_commit_callbacks):
+    import optuna
+
+    from designer.engine import tuning
+    from designer.pipelines import studies
+
+    doc = tuning_pipeline()
+    del doc["parameters"][0]["min"]  # a sweep whose trials fail at once: no worker needed
+    space = [{"name": "lr", "expression": "normal", "values": [-1.0, 0.001]}]
+    mine = finished(sweeps.start(users["owner"], doc, config(space, sampling="random", total=1, concurrent=1)), timeout=30)
+    theirs = finished(sweeps.start(users["stranger"], doc, config(space, sampling="random", total=1, concurrent=1)), timeout=30)
+    storage = tuning.storage(studies.storage_url())
+    names = set(optuna.get_all_study_names(storage))
+    assert {mine.study_name, theirs.study_name} <= names
+    with django_capture_on_commit_callbacks(execute=True):
+        users["owner"].delete()  # as the admin does: the sweeps go with their owner
+    assert not Sweep.objects.filter(pk=mine.pk).exists()
+    names = set(optuna.get_all_study_names(storage))
+    assert mine.study_name not in names and theirs.study_name in names  # the other user's study stays
