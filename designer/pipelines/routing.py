@@ -72,6 +72,21 @@ def run_settings_of(nr: NodeRun) -> tuple[int, int]:
     return int(rs.get("node_count", 1)), int(rs.get("process_count_per_node", 1))
 
 
+def only_on(nr: NodeRun) -> str:
+    """Why a queued node waits for some workers only, in words ('' when any worker can run it):
+    the workers it goes to, and what the module's pre-flight check says of one of the others."""
+    only = machines_for(nr)
+    if only is None:
+        return ""
+    module = _module_of(nr)
+    params = module.resolved_params(_node_of(nr).get("parameters", {}))
+    others = [m for m in workers.machines() or () if m.name not in only]
+    reason = next((reason for m in others for _, reason in module.preflight(params, (m,))), "")
+    names = ", ".join(sorted(only))
+    return (f"runs only on {'worker' if len(only) == 1 else 'workers'} {names}, and starts when "
+            f"{'it has' if len(only) == 1 else 'one has'} a free slot; not elsewhere: {reason}")
+
+
 def route_for(nr: NodeRun) -> dict:
     """The send options of the `run_node` message of `nr`.
 

@@ -14,7 +14,7 @@ from designer.engine import graph, parameters
 from designer.engine import statuses as st
 from designer.engine.executor import Event
 from designer.engine.problems import labelled, node_names
-from designer.pipelines import datasets, events, outbox, registry, workers
+from designer.pipelines import datasets, events, outbox, registry, routing, workers
 from designer.pipelines.advance import advance, transition, wake_stranded, wake_waiters
 from designer.pipelines.artifacts import node_dir
 from designer.pipelines.catalogue import get_catalogue
@@ -145,10 +145,18 @@ def waiting_message(run: Run) -> str:
         return broker
     if run.nodes.filter(status=st.QUEUED).exists() and not workers.live_workers().exists():
         return NO_WORKER
+    for nr in run.nodes.filter(status=st.QUEUED).order_by("node_id")[:20]:
+        nr.run = run
+        why = routing.only_on(nr)  # only some workers can run it (the weights it loads)
+        if why:
+            return f"{_name(run, nr.node_id)} {why}"
     waiting = run.nodes.filter(status=st.PENDING, waits_for__isnull=False).select_related("waits_for").first()
     if waiting is not None:
         twin = waiting.waits_for
-        name = node_names(run.snapshot, get_catalogue(run.owner_id)).get(waiting.node_id, waiting.node_id)
-        return (f"{name} waits for the identical module of run {twin.run_id} ({twin.node_id}), which is "
-                f"{twin.status}: it is computed once and its output reused here")
+        return (f"{_name(run, waiting.node_id)} waits for the identical module of run {twin.run_id} ({twin.node_id}), "
+                f"which is {twin.status}: it is computed once and its output reused here")
     return ""
+
+
+def _name(run: Run, node_id: str) -> str:
+    return node_names(run.snapshot, get_catalogue(run.owner_id)).get(node_id, node_id)

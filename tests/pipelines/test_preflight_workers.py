@@ -116,7 +116,7 @@ def queued_resnet(users) -> NodeRun:
 
 
 @pytest.mark.django_db
-def test_a_pretrained_resnet_is_routed_to_a_live_worker_that_has_the_weights(users, django_assert_max_num_queries):
+def test_a_pretrained_resnet_is_routed_to_a_live_worker_that_has_the_weights(users, owner_client, django_assert_max_num_queries):
     def worker(name, files):
         return Worker.objects.create(hostname=f"{name}@a", last_seen=timezone.now(),
                                      weights={"folder": f"/srv/{name}", "files": files})
@@ -126,6 +126,10 @@ def test_a_pretrained_resnet_is_routed_to_a_live_worker_that_has_the_weights(use
     nr = queued_resnet(users)
     assert routing.route_for(nr) == {"queue": host_queue("full@a")}
     assert routing.forward_if_unfit(nr, "full@a") is False  # it has them: it runs it
+    # while it waits there (that worker busy, say), the run's status says why the idle one does not take it
+    assert owner_client.get(f"/api/runs/{nr.run_id}").json()["message"] == (
+        f"ResNet runs only on worker full@a, and starts when it has a free slot; not elsewhere: the weights "
+        f"{WEIGHTS} are not on worker empty@a (/srv/empty): untick Pretrained, or copy the file there")
     # an untrained ResNet, and any other module, fits every worker: any of them, and no query
     untrained = queued_resnet(users)
     Run.objects.filter(pk=untrained.run_id).update(snapshot=pipeline([node("r", "resnet", pretrained=False)], []))
@@ -139,6 +143,7 @@ def test_a_pretrained_resnet_is_routed_to_a_live_worker_that_has_the_weights(use
     worker("also", [WEIGHTS])
     Worker.objects.filter(hostname="empty@a").update(weights={"folder": "/srv/empty", "files": [WEIGHTS]})
     assert routing.route_for(nr) == {}
+    assert owner_client.get(f"/api/runs/{nr.run_id}").json()["message"] == ""  # any worker takes it
     Worker.objects.update(weights={"folder": "/srv", "files": []})
     assert routing.route_for(nr) == {} and routing.forward_if_unfit(nr, "empty@a") is False
 
