@@ -72,9 +72,14 @@ def sweep_list(request):
     return JsonResponse(sweep_json(sweep), status=201)
 
 
-@api("GET")
+@api("GET", "DELETE")
 def sweep_detail(request, pk):
     sweep = _own(request, pk)
+    if request.method == "DELETE":
+        if not sweep.finished:
+            raise BadRequest(f"the sweep {sweep.name!r} is {sweep.status}: cancel it first, then delete it", status=409)
+        sweep.delete()  # its trials and, once committed, its Optuna study (sweeps.on_sweep_deleted); runs stay
+        return JsonResponse({"deleted": pk})
     if not sweep.finished:
         sweeps.tick_one(sweep)
         sweep.refresh_from_db()

@@ -1,7 +1,7 @@
 /* The sweep page (templates/pipelines/sweep.html): the sweep read from GET /api/sweeps/<id>,
  * again when its websocket says "changed" (at most once a second) and every 3 s while it runs
  * (the in-memory channel layer of the embedded app cannot cross from a worker process); its
- * trial table, parallel coordinates and curves; cancel, apply the best values, compare trials. */
+ * trial table, parallel coordinates and curves; cancel, delete, apply the best values, compare trials. */
 import { api, errorOf } from './api.js';
 import { lineChart } from './charts/lines.js';
 import { fallsByFactors } from './charts/scale.js';
@@ -46,6 +46,9 @@ function show(data) {
   $('#sweep-message').textContent = sweep.message || '';
   $('#sweep-facts').textContent = summaryText(sweep, boot.statuses.trial_finished || []);
   $('#cancel-sweep').disabled = over;
+  $('#delete-sweep').disabled = !over;
+  $('#delete-sweep').title = over ? "Delete the sweep and its study; its trials' runs stay in the pipeline's runs"
+    : 'A running sweep is cancelled first';
   if (over && $('#action-result').textContent.startsWith('Cancelling')) say('');
   $('#apply-best').disabled = sweep.best_trial === null || sweep.best_trial === undefined;
   $('#no-trials').hidden = (sweep.trials || []).length > 0;
@@ -107,6 +110,13 @@ $('#cancel-sweep').addEventListener('click', async () => {
     show(answer.data);
   }
   else { $('#cancel-sweep').disabled = false; say(errorOf(answer, `The sweep could not be cancelled (HTTP ${answer.status}).`), true); }
+});
+
+$('#delete-sweep').addEventListener('click', async () => {
+  if (!window.confirm(`Delete the sweep "${sweep.name}"? Its trials' runs stay in the pipeline's runs.`)) return;
+  const answer = await api('DELETE', url);
+  if (answer.ok) location.href = '/sweeps/';
+  else say(errorOf(answer, `The sweep could not be deleted (HTTP ${answer.status}).`), true);
 });
 
 $('#apply-best').addEventListener('click', async () => {

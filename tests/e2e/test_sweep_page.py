@@ -97,6 +97,7 @@ def test_cancel_from_the_page_ends_the_sweep_and_the_list_shows_it(page, users, 
     p, started = start_sweep(owner_client, users["owner"], total=6, concurrent=1, epochs=100, epoch_seconds=0.5)
     page.goto(f"{page.base}/sweeps/{started['id']}/")
     page.wait_for_selector("#trials tr[data-status=running]", timeout=30_000)
+    assert page.locator("#delete-sweep").is_disabled()  # running: cancelled first
     page.click("#cancel-sweep")
     page.wait_for_selector("html[data-sweep-status=cancelled]", timeout=60_000)
     page.wait_for_selector("#trials tr[data-status=cancelled]", timeout=30_000)
@@ -109,6 +110,16 @@ def test_cancel_from_the_page_ends_the_sweep_and_the_list_shows_it(page, users, 
     full_shot(page, request, "list")
     row.locator("a", has_text="lr and batch").click()
     page.wait_for_selector("html[data-sweep-status=cancelled]")
+
+    # over, it can be deleted (asked first); the list no longer has it, its trials' runs stay
+    trial_runs = [t["run"] for t in owner_client.get(f"/api/sweeps/{started['id']}").json()["trials"] if t["run"]]
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.accept()))
+    page.click("#delete-sweep")
+    page.wait_for_url(f"{page.base}/sweeps/")
+    assert asked == ["Delete the sweep \"lr and batch\"? Its trials' runs stay in the pipeline's runs."]
+    assert page.locator(f"#sweeps tr[data-sweep='{started['id']}']").count() == 0
+    assert all(owner_client.get(f"/api/runs/{r}").status_code == 200 for r in trial_runs)
 
 
 def test_a_trial_its_policy_stopped_reads_early_terminated(page, users, owner_client, shared_worker, request):

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from designer.engine import statuses as st
 from designer.pipelines import sweeps
-from designer.pipelines.models import NodeRun, Sweep, Trial
+from designer.pipelines.models import NodeRun, Run, Sweep, Trial
 from tests.conftest import TEST_DATA
 from tests.pipes import link, node, pipeline
 from tests.workers import CeleryWorker, registered
@@ -400,3 +400,28 @@ def test_a_deleted_users_sweeps_take_their_optuna_studies_with_them(db, users, d
     assert not Sweep.objects.filter(pk=mine.pk).exists()
     names = set(optuna.get_all_study_names(storage))
     assert mine.study_name not in names and theirs.study_name in names  # the other user's study stays
+
+
+def test_a_finished_sweep_is_deleted_by_its_owner_only_and_a_running_one_is_cancelled_first(
+        db, users, owner_client, stranger_client, django_capture_on_commit_callbacks):
+    import optuna
+
+    from designer.engine import tuning
+    from designer.pipelines import studies
+
+    space = [{"name": "lr", "expression": "choice", "values": [0.01, 0.02]}]
+    sweep = sweeps.start(users["owner"], tuning_pipeline(), config(space, total=2, concurrent=1))  # no worker: it waits
+    trial_runs = list(sweep.trials.exclude(run=None).values_list("run_id", flat=True))
+    assert trial_runs
+    r = owner_client.delete(f"/api/sweeps/{sweep.id}")
+    assert r.status_code == 409 and r.json()["error"] == f"the sweep 'tuning' is {sweep.status}: cancel it first, then delete it"
+    assert stranger_client.delete(f"/api/sweeps/{sweep.id}").status_code == 404
+    with django_capture_on_commit_callbacks(execute=True):  # the trials' runs end, then the sweep
+        owner_client.post(f"/api/sweeps/{sweep.id}/cancel")
+    assert finished(sweep, timeout=30).status == st.CANCELLED
+    with django_capture_on_commit_callbacks(execute=True):
+        r = owner_client.delete(f"/api/sweeps/{sweep.id}")
+    assert r.status_code == 200 and r.json() == {"deleted": sweep.id}
+    assert owner_client.get(f"/api/sweeps/{sweep.id}").status_code == 404
+    assert sweep.study_name not in optuna.get_all_study_names(tuning.storage(studies.storage_url()))
+    assert set(Run.objects.filter(pk__in=trial_runs).values_list("pk", flat=True)) == set(trial_runs)  # the runs stay
