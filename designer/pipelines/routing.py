@@ -17,7 +17,7 @@ from designer.pipelines import workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Run, Worker
 from designer.pipelines.rungraph import run_graph
-from sdk.declarations import Module
+from sdk.declarations import Machine, Module
 
 
 def _module_of(nr: NodeRun) -> type[Module] | None:
@@ -38,11 +38,11 @@ def checks_machines(module: type[Module] | None) -> bool:
     return module is not None and module.preflight.__func__ is not Module.preflight.__func__
 
 
-def machines_for(nr: NodeRun) -> frozenset[str] | None:
+def _split(nr: NodeRun) -> tuple[list[Machine], list[tuple[str, str]]] | None:
     """The live workers that have what the node's module needs (its pre-flight check passes on
-    each alone), or None when that makes no difference: the module needs nothing of a machine,
-    every live worker has it, or none has (the worker that takes it then says what is missing).
-    No query for a module that needs nothing of a machine."""
+    each alone), and (worker, reason) for the others; None when that makes no difference: the
+    module needs nothing of a machine, every live worker has it, or none has (the worker that
+    takes it then says what is missing). No query for a module that needs nothing of a machine."""
     module = _module_of(nr)
     if not checks_machines(module):
         return None
@@ -51,8 +51,20 @@ def machines_for(nr: NodeRun) -> frozenset[str] | None:
     if not machines or node is None:
         return None
     params = module.resolved_params(node.get("parameters", {}))
-    fit = frozenset(m.name for m in machines if not module.preflight(params, (m,)))
-    return fit if fit and len(fit) < len(machines) else None
+    fit, unfit = [], []
+    for m in machines:
+        problems = module.preflight(params, (m,))
+        if problems:
+            unfit.append((m.name, problems[0][1]))
+        else:
+            fit.append(m)
+    return (fit, unfit) if fit and unfit else None
+
+
+def machines_for(nr: NodeRun) -> frozenset[str] | None:
+    """The names of the live workers that can run the node when only some can (_split), else None."""
+    split = _split(nr)
+    return frozenset(m.name for m in split[0]) if split else None
 
 
 def _run_of(nr: NodeRun) -> Run:
@@ -75,16 +87,13 @@ def run_settings_of(nr: NodeRun) -> tuple[int, int]:
 def only_on(nr: NodeRun) -> str:
     """Why a queued node waits for some workers only, in words ('' when any worker can run it):
     the workers it goes to, and what the module's pre-flight check says of one of the others."""
-    only = machines_for(nr)
-    if only is None:
+    split = _split(nr)
+    if split is None:
         return ""
-    module = _module_of(nr)
-    params = module.resolved_params(_node_of(nr).get("parameters", {}))
-    others = [m for m in workers.machines() or () if m.name not in only]
-    reason = next((reason for m in others for _, reason in module.preflight(params, (m,))), "")
-    names = ", ".join(sorted(only))
-    return (f"runs only on {'worker' if len(only) == 1 else 'workers'} {names}, and starts when "
-            f"{'it has' if len(only) == 1 else 'one has'} a free slot; not elsewhere: {reason}")
+    fit, unfit = split
+    names = ", ".join(sorted(m.name for m in fit))
+    return (f"runs only on {'worker' if len(fit) == 1 else 'workers'} {names}, and starts when "
+            f"{'it has' if len(fit) == 1 else 'one has'} a free slot; not elsewhere: {unfit[0][1]}")
 
 
 def route_for(nr: NodeRun) -> dict:
