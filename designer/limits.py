@@ -33,6 +33,8 @@ from daphne import http_protocol
 from django.conf import settings
 from twisted.internet import threads
 
+from designer.engine import jsontext
+
 logger = logging.getLogger(__name__)
 
 DATASET_UPLOAD_PATH = "/api/datasets"
@@ -44,6 +46,12 @@ LINGER_BYTES = 32 * 1024 * 1024
 
 def size_text(n: int) -> str:
     return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 1024:.0f} KB"
+
+
+def declared_length(request) -> int:
+    """The body's length as the request declares it (0: none, or not a number; the server in front
+    refuses a malformed header, the test client does not)."""
+    return jsontext.whole_number(request.META.get("CONTENT_LENGTH")) or 0
 
 
 def body_limit(path: str) -> tuple[int, int, str, str]:

@@ -370,7 +370,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BODY_BYTES  # one limit for a body: raising it raises both (limits.py answers 413)
 CSRF_FAILURE_VIEW = "designer.middleware.csrf_failure"  # JSON under /api/
 LOGGING = {
     "version": 1,

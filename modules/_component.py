@@ -100,5 +100,5 @@ def component_module(spec: ComponentSpec, origin: str = "") -> type[CommandCompo
         "__module__": __name__, "__doc__": spec.description or None, "kind": spec.kind, "label": spec.label,
         "category": spec.category, "version": spec.version, "description": spec.description,
         "inputs": list(spec.inputs), "outputs": list(spec.outputs), "params": list(spec.params),
-        "distributed": spec.distributed, "metrics": tuple(spec.metrics), "component": spec,
+        "distributed": spec.distributed, "metrics": tuple(spec.metrics), "metric_step": spec.metric_step, "component": spec,
         "component_origin": origin, "timeout_setting": True})

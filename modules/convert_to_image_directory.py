@@ -24,8 +24,10 @@ an entry with an absolute path or a `..` component; a file or folder name longer
 system takes (255 bytes); an archive whose files add up to more than *Maximum expanded size (MB)*,
 by its headers and again as bytes are written (headers can lie); an entry (zip) or archive (tar)
 that expands more than MAX_RATIO times its compressed size (a zip bomb), checked as bytes are
-written. An image of more than MAX_PIXELS pixels is skipped as unreadable (its decoded pixels
-would not fit in a bounded memory). Links and device entries of a tar are ignored.
+written; an archive of more than MAX_ENTRIES entries (a tar's read one at a time, stopped at the
+limit; a zip's counted from its end records, sdk/archives.py, before its listing is read).
+An image of more than MAX_PIXELS pixels is skipped as unreadable (its decoded pixels would not fit
+in a bounded memory). Links and device entries of a tar are ignored.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from sdk import archives
 from sdk.declarations import ImageDirectory, Int, Module, Port, UploadedFile
 from sdk.errors import InvalidDatasetError
 from sdk.formats import image_directory as imagedir
@@ -61,6 +64,9 @@ MAX_RATIO = 100
 RATIO_FLOOR = MB
 NAME_MAX = 255  # bytes of one file or folder name (Linux, macOS, Windows file systems)
 MAX_PIXELS = 50_000_000  # of one image: 150 MB decoded as 8-bit RGB
+# entries of one archive (folders included): each costs about 1.5 KB of memory while it is read,
+# so 300,000 empty entries packed in 1.3 MB cost 455 MB; 200,000 images is a large dataset here
+MAX_ENTRIES = 200_000
 
 
 @dataclass
@@ -176,6 +182,8 @@ def open_entries(source: Path, module_label: str):
         raise InvalidDatasetError(f"{module_label}: {source.name}: unsupported file type "
                                   f"{_suffix(source.name) or '(no extension)'}; expected {SUPPORTED}")
     try:
+        if name.endswith(ZIP_SUFFIXES):
+            _refuse_long_listing(source)
         archive = zipfile.ZipFile(source) if name.endswith(ZIP_SUFFIXES) else tarfile.open(source, "r:*")  # closed below
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as e:
         raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
@@ -192,8 +200,25 @@ def open_entries(source: Path, module_label: str):
         yield entries, ignored
 
 
+def _too_many(source: Path, why: str = "") -> InvalidDatasetError:
+    why = why or f"holds more than {MAX_ENTRIES:,} entries (files and folders)"
+    return InvalidDatasetError(f"{ConvertToImageDirectory.label}: {source.name} {why}, the most one archive may hold: "
+                               "split it into several datasets")
+
+
+def _refuse_long_listing(source: Path) -> None:
+    """Counted from the archive's end records, before zipfile reads (and holds) its listing."""
+    with source.open("rb") as f:
+        listing = archives.zip_listing(f)
+    why = listing.too_long(MAX_ENTRIES) if listing is not None else None
+    if why:
+        raise _too_many(source, why)
+
+
 def _zip_entries(z: zipfile.ZipFile) -> tuple[list[Entry], int]:
     entries, ignored = [], 0
+    if len(z.infolist()) > MAX_ENTRIES:
+        raise _too_many(Path(z.filename or "the archive"))
     for info in z.infolist():
         if info.is_dir():
             ignored += 1
@@ -204,7 +229,9 @@ def _zip_entries(z: zipfile.ZipFile) -> tuple[list[Entry], int]:
 
 def _tar_entries(t: tarfile.TarFile, source: Path) -> tuple[list[Entry], int]:
     entries, ignored = [], 0
-    for m in t.getmembers():
+    for count, m in enumerate(t, 1):  # header by header: stopped at the limit, not after reading them all
+        if count > MAX_ENTRIES:
+            raise _too_many(source)
         if not m.isfile():  # directories, links, devices: never followed, never created
             if not m.isdir():
                 _refuse_unsafe(m.name, source, "")

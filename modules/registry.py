@@ -33,8 +33,9 @@ def _where(m: type[Module]) -> str:
 
 
 class Catalogue:
-    def __init__(self, module_types: list[type[Module]]):
+    def __init__(self, module_types: list[type[Module]], withheld: dict[str, str] | None = None):
         self._by_kind: dict[str, dict[int, type[Module]]] = {}
+        self.withheld = dict(withheld or {})  # kind -> why it is not offered (though it exists)
         for m in module_types:
             self._add(m)
 
@@ -70,7 +71,12 @@ class Catalogue:
     def with_components(self, module_types) -> Catalogue:
         """A new catalogue: this one's module types (every version) and these (TypeError when one
         takes the kind of a built-in module, or a kind and version already here)."""
-        return Catalogue([*self.every_version(), *module_types])
+        return Catalogue([*self.every_version(), *module_types], self.withheld)
+
+    def withholding(self, reasons: dict[str, str]) -> Catalogue:
+        """A new catalogue: this one, saying why each of these kinds is not offered (a validation
+        names the reason instead of "unknown module kind")."""
+        return Catalogue(self.every_version(), {**self.withheld, **reasons})
 
     def every_version(self) -> list[type[Module]]:
         return [m for versions in self._by_kind.values() for m in versions.values()]

@@ -21,6 +21,7 @@
     params:                        # name: {type: int|float|bool|choice|string, default, help, ...}
       num_epochs: {type: int, default: 5, min: 1, max: 1000}
     metrics: [training_loss]       # the names a sweep may optimise
+    metric_step: epoch             # what a metric's step counts (default: step): "epoch 3/10" on the node
 
 `{inputs.x}`, `{params.x}` and `{outputs.x}` (also Azure's `${{inputs.x}}`) are replaced by an
 input's folder, a parameter's value and an output's folder; `$[[ ... ]]` (Azure's optional group)
@@ -49,13 +50,15 @@ FILE_NAME = "component.yaml"
 DEFAULT_CATEGORY = "Custom components"
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 FIELDS = ("kind", "label", "category", "version", "description", "distributed", "code", "command", "inputs",
-          "outputs", "params", "metrics")
+          "outputs", "params", "metrics", "metric_step")
 REQUIRED = ("kind", "label", "command")
+MAX_VERSION = 2**31 - 1  # what the database stores
 GROUPS = ("inputs", "params", "outputs")
 PYTHON_WORDS = ("python", "python3")
 # not code: left out of the digest and of the copy a node runs
 IGNORED = ("__pycache__", ".git", "*.pyc")
 
+STEP_PATTERN = re.compile(r"^[a-z][a-z_]{0,31}$")
 _OPTIONAL_GROUP = re.compile(r"\$\[\[(.*?)\]\]", re.S)
 _PLACEHOLDER = re.compile(r"\$\{\{\s*([A-Za-z_]\w*)\s*\.\s*(\w+)\s*\}\}|\{([A-Za-z_]\w*)\.(\w+)\}")
 
@@ -78,6 +81,7 @@ class ComponentSpec:
     code: Path
     command: str
     metrics: tuple[str, ...] = field(default=())
+    metric_step: str = "step"
 
     def digest(self) -> str:
         return digest(self)
@@ -111,7 +115,9 @@ def load(path) -> ComponentSpec:
         version=_version(problems, data), description=text_field(problems, data, "description", "").strip(),
         inputs=inputs, outputs=outputs, params=params, distributed=_flag(problems, data, "distributed"),
         code=_code_folder(problems, file, data), command=text_field(problems, data, "command", "").strip(),
-        metrics=_metrics(problems, data))
+        metrics=_metrics(problems, data), metric_step=text_field(problems, data, "metric_step", "step").strip())
+    if not STEP_PATTERN.fullmatch(spec.metric_step):
+        problems.add("metric_step", f"{spec.metric_step!r} is not a word such as epoch, step or iteration")
     if data.get("label") is not None and not spec.label:
         problems.add("label", "empty")
     if data.get("command") is not None:
@@ -130,8 +136,12 @@ def _read(file: Path) -> dict:
     except OSError as e:
         raise ComponentError(file, "file", f"cannot be read: {e.strerror or e}") from None
     try:
-        _check_duplicate_keys(file, yaml.compose(text, Loader=yaml.SafeLoader), "")
+        _check_duplicate_keys(file, yaml.compose(text, Loader=yaml.SafeLoader), "", set())
         data = yaml.safe_load(text)
+    except ComponentError:
+        raise
+    except (RecursionError, ValueError):  # thousands of nested levels; an integer of thousands of digits
+        raise ComponentError(file, "file", "nested too deeply, or holds an integer too long to read") from None
     except yaml.YAMLError as e:
         where = getattr(e, "problem_mark", None)
         line = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
@@ -141,8 +151,12 @@ def _read(file: Path) -> dict:
     return data
 
 
-def _check_duplicate_keys(file: Path, node, path: str) -> None:
-    """YAML keeps the last of two equal keys silently: a parameter declared twice would vanish."""
+def _check_duplicate_keys(file: Path, node, path: str, seen_nodes: set) -> None:
+    """YAML keeps the last of two equal keys silently: a parameter declared twice would vanish.
+    A node an alias repeats is looked at once (a "billion laughs" file would take forever)."""
+    if id(node) in seen_nodes:
+        return
+    seen_nodes.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
         for key, value in node.value:
@@ -151,10 +165,10 @@ def _check_duplicate_keys(file: Path, node, path: str) -> None:
             if name in seen:
                 raise ComponentError(file, where, f"declared twice (lines {seen[name]} and {key.start_mark.line + 1})")
             seen[name] = key.start_mark.line + 1
-            _check_duplicate_keys(file, value, where)
+            _check_duplicate_keys(file, value, where, seen_nodes)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _check_duplicate_keys(file, item, f"{path}[{i}]")
+            _check_duplicate_keys(file, item, f"{path}[{i}]", seen_nodes)
 
 
 def _kind_of(value) -> str:
@@ -163,8 +177,8 @@ def _kind_of(value) -> str:
 
 def _version(problems: Problems, data: dict) -> int:
     value = data.get("version", 1)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        problems.add("version", f"expected a positive whole number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VERSION:
+        problems.add("version", f"expected a whole number from 1 to {MAX_VERSION:,}, got {value!r}")
         return 1
     return value
 
@@ -252,6 +266,11 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
         if port is not None and port.optional:
             problems.add("command", f"{m.group(0)} is an optional input: put it in an optional group, "
                                     f"$[[--flag {m.group(0)}]], which is dropped when it is not connected")
+    named = {name for _, group, name in _placeholders(command) if group == "outputs"}
+    for port in spec.outputs:
+        if port.name not in named:  # the script could never learn where to write it: it would always end empty
+            problems.add(f"outputs.{port.name}", f"never passed to the command: add {{outputs.{port.name}}} where "
+                                                 f"the script takes the folder to write it in")
     for text in (_OPTIONAL_GROUP.sub(r" \1 ", command), outside):
         try:
             words = shlex.split(text)

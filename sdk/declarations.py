@@ -81,7 +81,7 @@ PORT_TYPES = {
 
 
 # an input that also takes another type: a trained model's model.yaml is a superset of the
-# untrained spec, so Train PyTorch Model can start from it (fine-tuning). static/js/rules.js
+# untrained spec, so Train PyTorch Model can start from it (fine-tuning). the page module rules
 # keeps the same table (its Node test compares the two).
 ALSO_ACCEPTS = {UntrainedModelDirectory.name: (ModelDirectory.name,)}
 

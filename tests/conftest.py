@@ -133,6 +133,15 @@ def shared_worker(django_db_setup, django_db_blocker):
     w.stop()
 
 
+def may_add_components(user):
+    """Grant `user` the permission an administrator grants in the admin: add components, and run
+    the ones added (withdrawn, their components are offered and run no more)."""
+    from django.contrib.auth.models import Permission
+
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="pipelines", codename="add_component"))
+    return user
+
+
 def wait_for_run(run_id, timeout=60, until=None):
     from designer.pipelines.models import Run
 

@@ -19,10 +19,16 @@ def chain(n, sleep=0.0, name="chain"):
     return pipeline(nodes, links, name)
 
 
-def two_branches(fail_left=False, sleep=0.0):
-    """src -> left -> left2 ; src -> right : two branches independent after the source."""
-    return pipeline(
+def two_branches(fail_left=False, sleep=0.0, hold="", held="left"):
+    """src -> left -> left2 ; src -> right : two branches independent after the source.
+    `hold`: a file; node `held` (or each node of a tuple) runs on only once it is gone (a test sees it
+    running first)."""
+    doc = pipeline(
         [node("src", "toy_source", value=10), node("left", "toy_add", amount=1, fail=fail_left, sleep=sleep),
          node("left2", "toy_add", amount=1), node("right", "toy_add", amount=5, sleep=sleep)],
         [link("src", "left"), link("left", "left2"), link("src", "right")],
     )
+    for n in doc["nodes"] if hold else []:
+        if n["id"] in ((held,) if isinstance(held, str) else held):
+            n["parameters"]["hold_file"] = hold
+    return doc

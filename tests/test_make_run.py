@@ -51,7 +51,7 @@ def test_make_run_starts_the_web_app_a_worker_and_the_serving_process(tmp_path):
         status, _ = wait(lambda: answer(f"http://127.0.0.1:{port}/accounts/login/"), "web app", proc)
         assert status == 200
         status, body = wait(lambda: answer(f"http://127.0.0.1:{serving_port}/healthz"), "serving process", proc)
-        assert status == 200 and json.loads(body)["endpoints"] == {}
+        assert status == 200 and json.loads(body)["endpoints"] == {} and json.loads(body)["ready"] is True
         status, body = answer(f"http://127.0.0.1:{port}/api/endpoints/x/score")  # GET: not the web app's to answer
         assert status == 405
         assert "sign in as admin" in log.read_text()

@@ -101,3 +101,8 @@ def test_collectstatic_gathers_the_page_scripts_only_from_node_modules(tmp_path)
         assert (collected / script).is_file() and (collected / (script + ".gz")).is_file(), script
     vendor = [p for p in (collected / "vendor").rglob("*") if p.is_file() and not p.name.endswith(".gz")]
     assert len(vendor) < 300  # node_modules holds over 3,000 files
+
+
+def test_one_setting_bounds_a_request_body_for_daphne_and_for_django_alike():
+    """Raising REQUEST_MAX_BODY_MB raises Django's own limit too (else a body between the two got a bare 400)."""
+    assert shows("settings.DATA_UPLOAD_MAX_MEMORY_SIZE", DEBUG="true", REQUEST_MAX_BODY_MB="64") == str(64 * 1024 * 1024)

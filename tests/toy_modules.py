@@ -1,8 +1,9 @@
 """Small real modules used by the engine tests (loaded through DESIGNER_EXTRA_MODULES)."""
+import os
 import time
 
 from sdk.context import DistributedJob
-from sdk.declarations import Bool, Float, ImageDirectory, Int, Module, Port, ScoredDataset
+from sdk.declarations import Bool, Float, ImageDirectory, Int, Module, Port, ScoredDataset, Text
 from sdk.errors import ModuleError
 
 
@@ -12,6 +13,13 @@ def _sleep(ctx, seconds: float) -> None:
     while (left := end - time.monotonic()) > 0:
         ctx.check_cancelled()
         time.sleep(min(0.05, left))
+
+
+def _hold(ctx, path: str) -> None:
+    """Wait while the file at `path` exists: a test holds a node running until it has seen it run."""
+    while path and os.path.exists(path):
+        ctx.check_cancelled()
+        time.sleep(0.05)
 
 
 def _read(inp) -> int:
@@ -38,10 +46,12 @@ class ToyAdd(Module):
     inputs = [Port("Input", ImageDirectory), Port("Extra", ImageDirectory, optional=True)]
     outputs = [Port("Out", ImageDirectory)]
     params = [Int("Amount", default=1, min=-100, max=100), Float("Sleep", default=0.0, min=0, max=600),
-              Bool("Fail", default=False, help="raise an error instead")]
+              Bool("Fail", default=False, help="raise an error instead"),
+              Text("Hold file", default="", help="runs on only once this file is gone")]
 
     def run(self, ctx, input, extra=None):
         _sleep(ctx, ctx.params["sleep"])
+        _hold(ctx, ctx.params["hold_file"])
         if ctx.params["fail"]:
             raise ModuleError("asked to fail (parameter Fail is on)")
         total = _read(input) + ctx.params["amount"] + (_read(extra) if extra else 0)
@@ -89,10 +99,13 @@ class ToyTraining(Module):
     label = "Toy training"
     category = "Tests"
     outputs = [Port("Out", ImageDirectory)]
-    params = [Int("Epochs", default=5, min=1, max=1000), Float("Epoch seconds", default=0.5, min=0, max=60)]
+    params = [Int("Epochs", default=5, min=1, max=1000), Float("Epoch seconds", default=0.5, min=0, max=60),
+              Text("Hold file", default="", help="after its first epoch, goes on only once this file is gone")]
 
     def run(self, ctx):
         for epoch in range(1, ctx.params["epochs"] + 1):
+            if epoch == 2:
+                _hold(ctx, ctx.params["hold_file"])
             _sleep(ctx, ctx.params["epoch_seconds"])
             ctx.metric("loss", 1.0 / epoch, step=epoch)
             ctx.metric("accuracy", 1.0 - 0.5 / epoch, step=epoch)
@@ -111,7 +124,10 @@ class ToyTuning(Module):
     inputs = [Port("Input", ImageDirectory, optional=True)]
     outputs = [Port("Out", ImageDirectory)]
     params = [Float("Learning rate", default=0.01, min=0, min_exclusive=True), Int("Epochs", default=6, min=1, max=1000),
-              Float("Epoch seconds", default=0.2, min=0, max=60), Int("Batch size", default=16, min=1, max=1024)]
+              Float("Epoch seconds", default=0.2, min=0, max=60), Int("Batch size", default=16, min=1, max=1024),
+              Int("Keep epoch", default=0, min=0, help="the epoch whose model it says it kept (best_epoch), as "
+                                                       "Train PyTorch Model does; 0: says nothing"),
+              Text("Hold file", default="", help="after its first epoch, goes on only once this file is gone")]
     metrics = ("score", "loss")
 
     def run(self, ctx, input=None):
@@ -119,6 +135,8 @@ class ToyTuning(Module):
         epochs = ctx.params["epochs"]
         best = 0.0
         for epoch in range(1, epochs + 1):
+            if epoch == 2:
+                _hold(ctx, ctx.params["hold_file"])
             _sleep(ctx, ctx.params["epoch_seconds"])
             score = quality * (1 - 0.5 / epoch)
             best = max(best, score)
@@ -128,3 +146,5 @@ class ToyTuning(Module):
                 ctx.log(f"early terminated after epoch {epoch} of {epochs}")
                 break
         (ctx.output_dir("out") / "value.txt").write_text(f"{best}")
+        if ctx.params["keep_epoch"]:
+            ctx.set_meta("out", best_epoch=ctx.params["keep_epoch"])

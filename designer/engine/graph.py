@@ -13,7 +13,7 @@ from pathlib import Path
 import fastjsonschema
 import jsonschema
 
-from designer.engine import parameters, paths
+from designer.engine import jsontext, parameters, paths
 from designer.engine.problems import PipelineInvalid, Problem, labelled, node_names
 from designer.engine.schema_migrations import SchemaVersionError, migrate
 from sdk.declarations import compatible, not_finite
@@ -38,11 +38,9 @@ def _validator():
 def parse_text(text: str | bytes) -> dict:
     """JSON text -> migrated document. Raises PipelineInvalid with a readable reason."""
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise PipelineInvalid([Problem(f"the file is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}", "malformed_json")])
-    except UnicodeDecodeError:
-        raise PipelineInvalid([Problem("the file is not UTF-8 text", "malformed_json")])
+        doc = jsontext.loads(text)
+    except jsontext.JsonTextError as e:
+        raise PipelineInvalid([Problem(f"the file is {e}", "malformed_json")]) from None
     return upgrade(doc)
 
 
@@ -163,6 +161,8 @@ def _node_problems(node: dict, catalogue, machines=None) -> list[Problem]:
         if versions:  # a pinned component version that is gone
             return [Problem(f"{node['kind']!r} version {node.get('version')} is not available (versions: "
                             f"{', '.join(map(str, versions))}): remove the node and add it again from the palette", "unknown_kind", node=nid)]
+        if node["kind"] in catalogue.withheld:
+            return [Problem(f"{node['kind']!r} {catalogue.withheld[node['kind']]}", "unknown_kind", node=nid)]
         return [Problem(f"unknown module kind {node['kind']!r}: no module of that kind is installed", "unknown_kind", node=nid)]
     problems = []
     for name, value in node.get("parameters", {}).items():
@@ -288,7 +288,8 @@ def upstream_of(doc: dict) -> dict[str, set[str]]:
 def pin_versions(doc: dict, catalogue) -> dict:
     """Each component node without a version gets the latest one (in place; returned): a pipeline
     keeps the version it was saved or submitted with when a new one is added."""
-    for node in doc.get("nodes", []):
+    nodes = doc.get("nodes") if isinstance(doc.get("nodes"), list) else []  # (a wrong shape: validate() says so)
+    for node in nodes:
         module = catalogue.get(node.get("kind")) if isinstance(node, dict) and "version" not in node else None
         if module is not None and module.component is not None:
             node["version"] = module.version

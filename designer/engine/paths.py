@@ -16,6 +16,7 @@ Layout (ARTIFACT_ROOT):
 """
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path, PurePosixPath
@@ -29,6 +30,7 @@ ID_RULE = "1 to 64 letters, digits, '_', '-' or '.', and not '.' or '..'"
 LOG_DIR = layout.LOG_DIR
 LOG_FILE = layout.DRIVER_LOG
 DATASETS_DIR = "datasets"
+NAME_MAX, PATH_MAX = 255, 4096  # bytes of one name, and of a whole path (Linux)
 MODELS_DIR = "models"
 COMPONENTS_DIR = "components"
 MAX_FILENAME_CHARS = 150  # well under the 255 bytes most file systems allow, with a UTF-8 margin
@@ -57,6 +59,12 @@ def inside(root, *parts) -> Path:
     path = _resolve(base.joinpath(*parts), shown)
     if path == base or not path.is_relative_to(base):
         raise OutsideFolder(f"{shown!r} leads outside its folder .../{base.name}")
+    try:  # (a file system refuses longer names: every later look at the path would raise)
+        too_long = len(os.fsencode(path)) >= PATH_MAX or any(len(os.fsencode(p)) > NAME_MAX for p in path.parts)
+    except UnicodeEncodeError:
+        raise OutsideFolder(f"{shown[:80]!r} is not a usable file name: not Unicode") from None
+    if too_long:
+        raise OutsideFolder(f"{shown[:80]!r} is not a usable file name: longer than a file system takes")
     return path
 
 

@@ -48,7 +48,7 @@ def choices(names) -> list[tuple[str, str]]:
 
 def for_page() -> dict:
     """What the page script needs to know about statuses (boot data)."""
-    return {"node": list(NODE_STATUSES), "run": list(RUN_STATUSES), "terminal": sorted(TERMINAL),
+    return {"node": list(NODE_STATUSES), "run": list(RUN_STATUSES), "terminal": sorted(TERMINAL), "succeeded": sorted(SUCCEEDED),
             "run_finished": sorted(RUN_FINISHED), "active": sorted(ACTIVE), "event_status": EVENT_STATUS,
             "trial": list(TRIAL_STATUSES), "trial_finished": sorted(TRIAL_FINISHED)}
 

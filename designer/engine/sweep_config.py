@@ -1,4 +1,4 @@
-"""A sweep's configuration in HyperDrive's vocabulary (YAML or JSON, same shape): parse and check it.
+"""A sweep's configuration in HyperDrive's vocabulary (YAML or JSON, same shape; sweep_text reads it): check it.
 
     sampling: random            # random | grid | bayesian
     parameter_space: [{name: learning_rate, expression: loguniform, values: [-9, -2]}, ...]
@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
+import sys
 from dataclasses import dataclass, fields
-
-import yaml
 
 from designer.engine.graph import Problem
 
@@ -110,36 +108,14 @@ def grid_size(config: SweepConfig) -> int | None:
     return math.prod(len(e.values) for e in config.parameter_space) if config.sampling == "grid" else None
 
 
-class _Loader(yaml.SafeLoader):  # YAML 1.1 reads `1e-3` (no dot) as a string: here it is the number a user means
-    pass
-
-
-_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
-                              re.compile(r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789."))
-
-
-def parse_text(text: str | bytes) -> dict:
-    """The configuration in YAML (JSON is YAML too) -> its value (check() refuses anything but a mapping);
-    a syntax error names its line and column."""
-    try:
-        raw = yaml.load(text, Loader=_Loader)  # a SafeLoader; bytes are read as UTF-8 (or UTF-16 with a BOM)
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise SweepConfigInvalid([SweepProblem(f"{where}{e.problem or e.context} (not valid YAML or JSON)", "syntax")])
-    except yaml.YAMLError as e:  # e.g. bytes that are not UTF-8
-        raise SweepConfigInvalid([SweepProblem(f"the configuration is not valid YAML or JSON: {e}", "syntax")])
-    return raw
-
-
 def _kind(value) -> str:
     if value is None:
         return "empty"
     return {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping"}.get(type(value), f"{value!r}")
 
 
-def _is_number(value) -> bool:  # a YAML `true` is no number
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _is_number(value) -> bool:  # a YAML `true` is no number, nor an integer past every float
+    return isinstance(value, float) and math.isfinite(value) or type(value) is int and abs(value) <= sys.float_info.max
 
 
 def _is_whole(value) -> bool:  # 2.0 too
@@ -194,8 +170,8 @@ def check(raw: dict, parameters: list[dict] | None, metrics: set[str] | None) ->
         if key not in raw:
             c.add(key, "missing (a sweep needs " + _one_of(REQUIRED) + ")", "missing_key")
     sampling = raw.get("sampling")
-    if isinstance(sampling, str) and sampling.lower() in SAMPLINGS:
-        sampling = sampling.lower()
+    if isinstance(sampling, str) and sampling.lower().removesuffix("parametersampling") in SAMPLINGS:  # or SDK v1's class
+        sampling = sampling.lower().removesuffix("parametersampling")
     elif "sampling" in raw:
         c.add("sampling", f"unknown sampling {_fmt(sampling)} (one of {_one_of(SAMPLINGS)})", "unknown_sampling")
     space = _space(c, raw, sampling, parameters)
@@ -307,7 +283,7 @@ def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict
     if "name" in entry and (not isinstance(name, str) or not name):
         add(f"name must be a pipeline parameter's name, got {_fmt(name)}", "invalid_expression")
     kind, values = entry.get("expression"), entry.get("values")
-    kind = kind if isinstance(kind, str) or kind is None else repr(kind)  # hashable from here on
+    kind = kind.lower() if isinstance(kind, str) else kind if kind is None else repr(kind)  # hashable; Choice = choice
     if "expression" in entry and kind not in EXPRESSIONS:
         add(f"unknown expression {_fmt(kind)} (one of {_one_of(EXPRESSIONS)})", "unknown_expression")
     shaped = kind in EXPRESSIONS and "values" in entry and _values(add, kind, values)

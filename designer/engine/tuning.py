@@ -310,19 +310,24 @@ def _at(trial: FrozenTrial, step: int) -> float | None:
 
 
 class BanditPolicy(_HyperDrivePolicy):
-    """HyperDrive's BanditPolicy: stop a trial whose primary metric at an evaluation falls outside
-    the slack of the best trial's at that step: with slack_factor, (maximize) value < best / (1 +
-    slack_factor), (minimize) value > best * (1 + slack_factor); with slack_amount, value < best -
-    slack_amount, (minimize) value > best + slack_amount. The best includes the trial itself."""
+    """HyperDrive's BanditPolicy: stop a trial whose best primary metric so far falls outside the
+    slack of the best trial's (each trial's best up to this step): with slack_factor, (maximize)
+    value < best / (1 + slack_factor), (minimize) value > best * (1 + slack_factor); with
+    slack_amount, value < best - slack_amount, (minimize) value > best + slack_amount. The best
+    includes the trial itself. Its best, not its latest: one noisy epoch does not end a good trial."""
 
     def _stop(self, trial, others, step) -> bool:
-        value = trial.intermediate_values[step]
-        finite = [v for v in [value] + [_at(t, step) for t in others] if not math.isnan(v)]
+        value = self._best(trial, step)
+        finite = [v for v in [value] + [self._best(t, step) for t in others] if v is not None]
         best = max(finite) if self.maximize else min(finite)
         factor, amount = self.policy.slack_factor, self.policy.slack_amount
         if factor is not None:
             return value < best / (1 + factor) if self.maximize else value > best * (1 + factor)
         return value < best - amount if self.maximize else value > best + amount
+
+    def _best(self, trial: FrozenTrial, step: int) -> float | None:
+        values = [v for s, v in trial.intermediate_values.items() if s <= step and not math.isnan(v)]
+        return (max(values) if self.maximize else min(values)) if values else None
 
 
 class MedianStoppingPolicy(_HyperDrivePolicy):

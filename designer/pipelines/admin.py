@@ -3,6 +3,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Permission
 
+from designer.engine import statuses as st
+from designer.pipelines import retention
+from designer.pipelines.component_models import may_run_components
 from designer.pipelines.models import Component, Dataset, Event, NodeRun, Pipeline, Run, Worker
 
 
@@ -22,9 +25,44 @@ class NodeRunInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
+    """Deleting a run here is the Delete run button's deletion (retention.delete): hidden at once,
+    its folders removed by the workers once no other run reuses them; never a row deleted under
+    a later run that reads its outputs."""
+
     list_display = ("id", "name", "owner", "status", "submitted_at", "finished_at")
     list_filter = ("status", "owner")
     inlines = [NodeRunInline]
+
+    def has_delete_permission(self, request, obj=None):
+        unfinished = obj is not None and obj.status not in st.RUN_FINISHED
+        return super().has_delete_permission(request, obj) and not unfinished
+
+    def get_deleted_objects(self, objs, request):
+        # a run that is not over among those selected is not deleted (delete_queryset says which),
+        # rather than the whole action refused
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        if super().has_delete_permission(request):
+            perms_needed.discard(Run._meta.verbose_name)
+        return deleted, counts, perms_needed, protected
+
+    def delete_model(self, request, obj):
+        retention.delete(obj)
+
+    def delete_queryset(self, request, queryset):
+        deleted, refused = 0, []
+        for run in queryset:
+            try:
+                retention.delete(run)
+                deleted += 1
+            except retention.CannotDelete as e:
+                refused.append(str(e))
+        if refused:  # instead of the action's "Successfully deleted N runs", which would count them
+            request.runs_refused = True
+            messages.warning(request, f"Deleted {deleted} run{'s' * (deleted != 1)}. Not deleted: {'; '.join(refused)}.")
+
+    def message_user(self, request, message, level=messages.INFO, *args, **kwargs):
+        if not (getattr(request, "runs_refused", False) and level == messages.SUCCESS):
+            super().message_user(request, message, level, *args, **kwargs)
 
 
 @admin.register(NodeRun)
@@ -86,7 +124,7 @@ class DesignerUserAdmin(UserAdmin):
 
     @admin.display(boolean=True, description="May add components")
     def may_add_components(self, user):
-        return user.has_perm("pipelines.add_component")
+        return may_run_components(user)
 
     @admin.action(description="Allow the selected users to add components (their commands run on the workers)",
                   permissions=["change"])

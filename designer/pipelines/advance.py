@@ -130,9 +130,11 @@ def transition(nr: NodeRun, old: str, new: str, **fields) -> bool:
 
 
 def _reusable(owner_id: int, key: str) -> NodeRun | None:
-    """An earlier completed node of this owner with this key whose outputs are all still there.
-    Only a completed node is reused: a cancelled or failed one never (its output may be partial)."""
-    candidates = NodeRun.objects.filter(cache_key=key, status=st.COMPLETED, run__owner_id=owner_id).order_by("-id")
+    """An earlier completed node of this owner with this key, of a run not deleted, whose outputs
+    are all still there. Only a completed node is reused: a cancelled or failed one never (its
+    output may be partial)."""
+    candidates = NodeRun.objects.filter(cache_key=key, status=st.COMPLETED, run__owner_id=owner_id,
+                                       run__deleted_at__isnull=True).order_by("-id")
     for earlier in candidates[:REUSE_CANDIDATES]:
         if not paths.is_safe_id(earlier.node_id):
             continue  # a node of an old run named '..' wrote where it should not have: never reused

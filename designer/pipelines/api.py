@@ -2,7 +2,6 @@
 only ever sees their own pipelines and runs: anything else answers 404."""
 from __future__ import annotations
 
-import json
 from functools import wraps
 from pathlib import Path
 
@@ -12,8 +11,8 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from designer.engine import graph, logstore, paths
-from designer.pipelines import artifacts, drafts, events, outbox, runs
+from designer.engine import graph, jsontext, logstore, paths
+from designer.pipelines import artifacts, drafts, events, outbox, retention, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
@@ -66,9 +65,9 @@ def body_json(request) -> dict:
     if request.content_type != "application/json" and not request.POST:
         return {}  # a bare POST (a button, curl -X POST): no options
     try:
-        data = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BadRequest(f"the request body is not valid JSON: {e}")
+        data = jsontext.loads(request.body or b"{}")
+    except jsontext.JsonTextError as e:
+        raise BadRequest(f"the request body is {e}")
     if not isinstance(data, dict):
         raise BadRequest("the request body must be a JSON object")
     return data
@@ -118,6 +117,8 @@ def pipelines(request):
 @api("POST")
 def pipeline_import(request):
     """Body: a pipeline file (or an upload named `file`). Nothing is created unless it is valid."""
+    if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded") and "file" not in request.FILES:
+        raise BadRequest("send the pipeline file as the form's field `file` (or as the request body itself)")
     raw = request.FILES["file"].read() if "file" in request.FILES else request.body
     p = drafts.import_document(request.user, drafts.read_document(raw))
     return JsonResponse(pipeline_json(p, problems=[]), status=201)
@@ -211,9 +212,15 @@ def run_list(request):
     return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner", "trial")[:200]]})
 
 
-@api("GET")
+@api("GET", "DELETE")
 def run_detail(request, pk):
     run = get_object_or_404(Run.objects.select_related("owner"), pk=pk, owner=request.user)
+    if request.method == "DELETE":
+        try:
+            retention.delete(run)  # hidden now; its folders go once no other run reuses them
+        except retention.CannotDelete as e:
+            raise BadRequest(str(e), status=409)
+        return JsonResponse({"deleted": pk})
     if not run.finished:
         runs.reap_lost_nodes()
         outbox.send(run_id=run.id)  # the web app sends what the broker refused too

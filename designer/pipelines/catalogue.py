@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core import checks
 
 from designer.engine import paths
-from designer.pipelines.component_models import Component
+from designer.pipelines.component_models import Component, may_run_components
 from modules import registry
 from modules._component import component_module
 from sdk import component
@@ -60,12 +60,16 @@ def _stamp(folders) -> tuple:
 
 
 STAMP_SECONDS = 1.0
+WITHHELD = ("is a component you uploaded, and you may no longer run components: an administrator withdrew the "
+            "permission to add and run them (or your account is inactive); ask one to grant it again (the admin's "
+            "users list: \"Allow the selected users to add components\")")
 _installed = _Installed()
 
 
 def get_catalogue(owner=None) -> registry.Catalogue:
     """Every module type offered to `owner` (a user or a user id); None: the installation's own
-    (built-in modules and the settings folders' components), which every user sees."""
+    (built-in modules and the settings folders' components), which every user sees. A user's
+    uploaded components only while they may run them (the permission withdrawn: no more)."""
     base = _installed.get()
     if owner is None:
         return base
@@ -73,6 +77,10 @@ def get_catalogue(owner=None) -> registry.Catalogue:
     rows = Component.objects.filter(owner_id=owner_id).only("pk", "folder", "file", "digest", "kind")
     # a kind the installation offers since (a settings folder's component added later) wins
     mine = [row for row in rows if row.kind not in base]
+    if not mine:
+        return base
+    if not may_run_components(owner):  # (asked only of a user who has components)
+        return base.withholding({row.kind: WITHHELD for row in mine})
     return base.with_components([m for row in mine if (m := _module_of(row.pk, row.folder, row.file, row.digest))])
 
 

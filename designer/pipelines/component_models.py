@@ -4,7 +4,17 @@ models.py (which imports it) so that each file stays readable."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import models
+
+PERMISSION = "pipelines.add_component"  # to add components, and to run the ones added
+
+
+def may_run_components(owner) -> bool:
+    """Whether a user's uploaded components are offered and run: while they hold the permission
+    (and are active); withdrawn, their code runs no more. owner: a user or a user id."""
+    user = owner if hasattr(owner, "has_perm") else get_user_model().objects.filter(pk=owner).first()
+    return user is not None and user.has_perm(PERMISSION)
 
 
 class Component(models.Model):

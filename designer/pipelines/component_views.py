@@ -1,5 +1,5 @@
 """The components page: the user's uploaded components by kind with their versions, ports,
-parameters and command, and (with the permission) the upload form. Drawn by static/js/components.js
+parameters and command, and (with the permission) the upload form. Drawn by the page module components
 from the JSON GET /api/components gives (components_api.listing), put in the page; the
 installation's own components (the settings folders') are listed by label."""
 from __future__ import annotations

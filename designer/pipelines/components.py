@@ -30,17 +30,20 @@ from django.db import IntegrityError, transaction
 
 from designer import limits
 from designer.engine import paths
-from designer.pipelines import catalogue
-from designer.pipelines.models import Component
+from designer.engine import statuses as st
+from designer.pipelines import catalogue, component_models
+from designer.pipelines.models import Component, NodeRun
 from modules import _component
+from sdk import archives
 from sdk import component as component_file
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 COMPONENT_FILE = "component.yaml"
 MAX_FILES = 2000  # files of one component (its code folder too)
+MAX_ENTRIES = 2 * MAX_FILES  # members of its archive: files, folders, and those skipped (__MACOSX...)
 SKIPPED_TOP = {"__MACOSX"}  # the resource forks macOS's Finder adds to a zip
 CHUNK = 1024 * 1024
-PERMISSION = "pipelines.add_component"
+PERMISSION = component_models.PERMISSION
 PERMISSION_NAME = "Can add component"
 
 
@@ -52,8 +55,7 @@ class Refused(ValueError):
         self.status = status
 
 
-def may_add(user) -> bool:
-    return user.has_perm(PERMISSION)
+may_add = component_models.may_run_components  # one permission: to add components and to run them
 
 
 def store(owner, uploaded: list, names: list[str] | None = None) -> Component:
@@ -86,6 +88,14 @@ class _Budget:
     what: str
     files: int = 0
     size: int = 0
+    entries: int = 0
+
+    def add_entry(self) -> None:
+        """Any member of an archive (file, folder, one skipped): a listing of millions is refused."""
+        self.entries += 1
+        if self.entries > MAX_ENTRIES:
+            raise Refused(f"{self.what} holds more than {MAX_ENTRIES:,} entries (files and folders): a component is its "
+                          "component.yaml and its code")
 
     def add_file(self, rel: PurePosixPath) -> None:
         self.files += 1
@@ -164,12 +174,18 @@ def _chunks(src):
 
 def _unpack_zip(uploaded, staging: Path, budget: _Budget) -> None:
     uploaded.seek(0)
+    listing = archives.zip_listing(uploaded)  # before zipfile reads (and holds) the whole listing
+    why = listing.too_long(MAX_ENTRIES) if listing is not None else None
+    if why:
+        raise Refused(f"{budget.what} {why}: a component is its component.yaml and its code")
+    uploaded.seek(0)
     try:
         archive = zipfile.ZipFile(uploaded)
     except (zipfile.BadZipFile, OSError, ValueError) as e:
         raise Refused(f"{budget.what} is named like a zip archive but is not one: {e}") from None
     with archive:
         for info in archive.infolist():
+            budget.add_entry()
             rel = member_path(info.filename, budget.what)
             if rel is None:
                 continue
@@ -203,6 +219,7 @@ def _unpack_tar(uploaded, staging: Path, budget: _Budget) -> None:
 
 
 def _tar_member(archive: tarfile.TarFile, member: tarfile.TarInfo, staging: Path, budget: _Budget) -> None:
+    budget.add_entry()
     rel = member_path(member.name, budget.what)
     if rel is None:
         return
@@ -296,8 +313,25 @@ def _keep(owner, staging: Path, yaml_path: Path) -> Component:
     return row
 
 
+def user_of(row: Component):
+    """A run of the owner, not over, with a node that runs this version (it would lose its code
+    mid-run), or None."""
+    active = (NodeRun.objects.filter(run__owner_id=row.owner_id, kind=row.kind, status__in=st.ACTIVE)
+              .select_related("run").order_by("run_id"))
+    for nr in active:
+        node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == nr.node_id), {})
+        if node.get("version", row.version) == row.version:
+            return nr.run
+    return None
+
+
 def remove(row: Component) -> None:
-    """Forget a version and its files (only inside the components folder)."""
+    """Forget a version and its files (only inside the components folder). Refused (409) while a
+    run that is not over runs it."""
+    run = user_of(row)
+    if run is not None:
+        raise Refused(f"version {row.version} of {row.kind} runs in run #{run.pk} '{run.name}' ({run.status}): "
+                      f"delete the version once that run is over (or cancel it)", status=409)
     try:
         folder = paths.component_folder(settings.ARTIFACT_ROOT, row.folder) if row.folder else None
     except paths.OutsideFolder:

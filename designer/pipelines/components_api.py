@@ -84,7 +84,7 @@ def _received(request) -> tuple[list, list[str] | None]:
         raise BadRequest(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request: "
                          "upload an archive of the component's folder instead") from None
     except RequestDataTooBig:
-        raise _too_large(int(request.META.get("CONTENT_LENGTH") or 0)) from None
+        raise _too_large(limits.declared_length(request)) from None
     if not files:
         raise BadRequest("send the component as multipart/form-data: an archive (.zip, .tar.gz, .tgz, .tar) or its "
                          "component.yaml in a field named 'file', or a folder's files in fields named 'files' with "
@@ -102,7 +102,7 @@ def component_list(request):
     if not components.may_add(request.user):
         raise BadRequest(NOT_ALLOWED, status=403)
     # refuse before reading the body when the request says it is too big
-    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    length = limits.declared_length(request)
     if length > limits.body_limit(limits.COMPONENT_UPLOAD_PATH)[0]:
         raise _too_large(length)
     files, names = _received(request)
@@ -131,6 +131,9 @@ def version_detail(request, kind: str, version: int):
     if row is None:
         raise BadRequest(f"your component {kind!r} has no version {version}", status=404)
     if request.method == "DELETE":
-        components.remove(row)
+        try:
+            components.remove(row)
+        except components.Refused as e:  # a run that is not over runs it
+            raise BadRequest(str(e), status=e.status)
         return HttpResponse(status=204)
     return JsonResponse(version_json(row))

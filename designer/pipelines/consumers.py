@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from designer.engine import jsontext
 from designer.pipelines import events
 from designer.pipelines.models import Run, Sweep
 
@@ -20,7 +21,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4404)
             return
         after = parse_qs(self.scope["query_string"].decode()).get("after", ["0"])[0]
-        self.last_id = int(after) if after.isdigit() else 0
+        self.last_id = jsontext.whole_number(after) or 0
         self.wake = asyncio.Event()
         await self.channel_layer.group_add(events.group_name(self.run_id), self.channel_name)
         await self.accept()

@@ -4,10 +4,11 @@ A name the user already has is refused (409, naming that dataset): send another 
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.http import FileResponse, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 
 from designer import limits
+from designer.engine import paths
 from designer.pipelines import datasets
 from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Dataset
@@ -18,7 +19,7 @@ MULTIPART_SLACK = limits.MULTIPART_SLACK  # form boundaries and headers around t
 
 def dataset_json(ds: Dataset) -> dict:
     return {"id": ds.id, "name": ds.name, "filename": ds.filename, "size": ds.size,
-            "created_at": ds.created_at.isoformat()}
+            "created_at": ds.created_at.isoformat(), "download_url": f"/api/datasets/{ds.id}/download"}
 
 
 def _too_large(size: int) -> BadRequest:
@@ -34,7 +35,7 @@ def dataset_list(request):
         return JsonResponse({"datasets": [dataset_json(d) for d in request.user.datasets.all()],
                              "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES})
     # refuse before reading the body when the request says it is too big
-    length = int(request.META.get("CONTENT_LENGTH") or 0)
+    length = limits.declared_length(request)
     if length > settings.DATASET_MAX_UPLOAD_BYTES + MULTIPART_SLACK:
         raise _too_large(length)
     uploaded = request.FILES.get("file")
@@ -64,3 +65,14 @@ def dataset_detail(request, pk: int):
         return JsonResponse(dataset_json(ds))
     datasets.delete(ds)
     return HttpResponse(status=204)
+
+
+@api("GET")
+def dataset_download(request, pk: int):
+    """The archive as it was uploaded (a model's lineage links to the data it was trained on)."""
+    ds = get_object_or_404(Dataset, pk=pk, owner=request.user)
+    try:
+        path = datasets.stored_path(ds)
+        return FileResponse(path.open("rb"), as_attachment=True, filename=ds.filename)
+    except (OSError, paths.OutsideFolder):
+        raise BadRequest(f"the file of dataset {ds.name!r} is missing from the artifact store", status=410)

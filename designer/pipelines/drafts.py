@@ -56,8 +56,16 @@ class Conflict(DraftError):
 
 
 def _name(*candidates) -> str:
-    """The first name given (not empty), cut to what the database stores."""
-    return str(next((c for c in candidates if c), DEFAULT_NAME))[:MAX_NAME]
+    """The first name given (text, not empty), cut to what the database stores."""
+    return next((c for c in candidates if isinstance(c, str) and c.strip()), DEFAULT_NAME)[:MAX_NAME]
+
+
+def _check_name(name) -> None:
+    """A name given by a user (not one read from a file): text, and short enough, as rename wants it."""
+    if name is not None and not isinstance(name, str):
+        raise DraftError(f"`name` is text, got {name!r}")
+    if name and len(name.strip()) > MAX_NAME:
+        raise DraftError(f"a name may have at most {MAX_NAME} characters (this one has {len(name.strip())})")
 
 
 # ---------------------------------------------------------------- reading (own pipelines only)
@@ -124,6 +132,7 @@ def export_text(p: Pipeline) -> str:
 
 def create(owner, name: str | None = None, draft=None) -> tuple[Pipeline, list]:
     """A new pipeline (empty unless `draft` is given) and its draft's problems."""
+    _check_name(name)
     draft, found = checked(copy.deepcopy(EMPTY_PIPELINE) if draft is None else draft, owner)
     p = Pipeline.objects.create(owner=owner, name=_name(name, draft.get("name")), draft=draft)
     return p, found
@@ -158,6 +167,9 @@ def save(p: Pipeline, revision, draft=None, name: str | None = None) -> list | N
     Raises Conflict if another save or rename came first, DraftError for a draft of a wrong shape."""
     if not isinstance(revision, int) or isinstance(revision, bool):
         raise DraftError(f"`revision` must be a whole number (the revision you edited), got {revision!r}")
+    if not 0 <= revision < 2**53:  # never a stored one (and revision + 1 would not fit the database)
+        raise Conflict(revision, Pipeline.objects.values_list("revision", flat=True).get(pk=p.pk))
+    _check_name(name)
     found = None
     # update() skips auto_now: the list of pipelines shows the last saved first
     fields = {"revision": revision + 1, "updated_at": timezone.now()}

@@ -51,6 +51,7 @@ def create(owner, model_name: str, number, name: str | None = None) -> Endpoint:
         raise RegistryError(f"endpoint name {name!r} is not usable: a name is {NAME_RULE}")
     try:
         with transaction.atomic():
+            _lock(version)
             return Endpoint.objects.create(owner=owner, name=name, version=version, primary_key=new_key(),
                                            secondary_key=new_key())
     except IntegrityError:
@@ -67,9 +68,18 @@ def switch(endpoint: Endpoint, number) -> Endpoint:
     """Serve another version of the same model; the serving processes swap it in when it is
     loaded, while requests already under way finish on the old one (no request fails)."""
     version = _servable(get_version(endpoint.owner, endpoint.version.model.name, number))
-    Endpoint.objects.filter(pk=endpoint.pk).update(version=version, revision=F("revision") + 1, updated_at=timezone.now())
+    with transaction.atomic():
+        _lock(version)
+        Endpoint.objects.filter(pk=endpoint.pk).update(version=version, revision=F("revision") + 1, updated_at=timezone.now())
     endpoint.refresh_from_db()
     return endpoint
+
+
+def _lock(version: ModelVersion) -> None:
+    """Hold the version's row until the endpoint names it: a delete of it waits (or was first:
+    then it is gone, and said so)."""
+    if not ModelVersion.objects.select_for_update().filter(pk=version.pk).exists():
+        raise RegistryError(f"{version} was just deleted", status=404)
 
 
 def regenerate(endpoint: Endpoint, which) -> Endpoint:
@@ -115,7 +125,10 @@ def status(endpoint: Endpoint) -> tuple[str, str]:
     if current == len(replicas):
         return st.HEALTHY, f"serving version {version.version} on {_processes(current)}"
     if serving:
-        return st.HEALTHY, f"switching to version {version.version}: {current} of {_processes(len(replicas))} serve it"
+        others = {info["version"] for info in loaded if info.get("version") not in (None, version.id) and not info.get("error")}
+        old = ", ".join(str(n) for n in sorted(ModelVersion.objects.filter(pk__in=others).values_list("version", flat=True)))
+        return st.HEALTHY, (f"switching to version {version.version}: loaded by {current} of {_processes(len(replicas))}"
+                            + (f"; meanwhile version {old} answers" if old else ""))
     if errors:
         return st.FAILED, "cannot load the model: " + "; ".join(errors[:3])
     return st.WAITING, f"a serving process is loading version {version.version}"

@@ -15,7 +15,7 @@ from celery import signals
 from django.conf import settings
 from django.db import connection
 
-from designer.pipelines import outbox, registry, runs, sweeps, workers
+from designer.pipelines import outbox, registry, retention, runs, sweeps, workers
 from modules._machine import this_machine
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ def beat_once(hostname: str, gpus: int, concurrency: int) -> None:
     outbox.send()  # messages the broker refused or lost: any live worker sends them again
     sweeps.tick()  # sweeps past their deadline end; a sweep whose trial's end went unnoticed moves on
     registry.resend_preparing()  # registered versions whose packaging message the broker did not take
+    retention.collect()  # the folders of deleted runs that no other run reuses
 
 
 def heartbeat_loop(hostname: str, concurrency: int) -> None:

@@ -24,6 +24,13 @@ class Pipeline(models.Model):
         return self.name
 
 
+class VisibleRuns(models.Manager):
+    """Runs not deleted: what every page, API answer and reuse sees (`Run.objects`)."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(deleted_at__isnull=True)
+
+
 class Run(models.Model):
     STATUSES = statuses.choices(statuses.RUN_STATUSES)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
@@ -37,9 +44,16 @@ class Run(models.Model):
     cancel_requested = models.BooleanField(default=False)
     parameter_values = models.JSONField(default=dict, blank=True,
                                         help_text="the pipeline parameters' values it ran with (also in the snapshot)")
+    # deleted by its owner: hidden at once; its row and folders go when no other run reuses its
+    # outputs any more (retention.py)
+    deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    objects = VisibleRuns()
+    everything = models.Manager()  # deleted ones too: retention.py, and related lookups (nr.run)
 
     class Meta:
         ordering = ["-submitted_at"]
+        base_manager_name = "everything"
 
     def __str__(self):
         return f"run {self.pk} of {self.name}"
@@ -258,7 +272,9 @@ class Trial(models.Model):
     run = models.OneToOneField(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="trial")
     values = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=STATUSES, default=statuses.QUEUED)
-    value = models.FloatField(null=True, blank=True, help_text="its best primary metric")
+    value = models.FloatField(null=True, blank=True, help_text="its primary metric at kept_step, else its best")
+    kept_step = models.PositiveIntegerField(null=True, blank=True,
+                                            help_text="the epoch whose model its training kept, when it says (Train PyTorch Model)")
     epochs = models.PositiveIntegerField(default=0, help_text="steps of the primary metric reported")
     stop_requested = models.BooleanField(default=False, help_text="the policy ended it early")
     stopped_at_step = models.PositiveIntegerField(null=True, blank=True)
@@ -289,6 +305,9 @@ class RegisteredModel(models.Model):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="registered_models")
     name = models.CharField(max_length=100)
+    # the highest number ever given: a deleted version's number is never given again (a pipeline's
+    # Registered model node, or a lineage, that names "digits:3" names one model for good)
+    last_version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -333,66 +352,6 @@ class ModelVersion(models.Model):
         return f"{self.model.name}:{self.version}"
 
 
-class Endpoint(models.Model):
-    """A real-time scoring endpoint: a name (global: it is in the scoring URL), the version it
-    serves, and two keys (regenerate one while clients move to the other). Serving processes
-    (designer/serving) poll these rows; `revision` tells them that something changed."""
-
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="endpoints")
-    name = models.CharField(max_length=64, unique=True)
-    version = models.ForeignKey(ModelVersion, on_delete=models.PROTECT, related_name="endpoints")
-    primary_key = models.CharField(max_length=64)
-    secondary_key = models.CharField(max_length=64)
-    description = models.TextField(blank=True)
-    revision = models.PositiveIntegerField(default=1)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self):
-        return self.name
-
-
-class ServingReplica(models.Model):
-    """A serving process (designer/serving), refreshed by its heartbeat: what it has loaded."""
-
-    name = models.CharField(max_length=200, unique=True, help_text="machine:pid")
-    started_at = models.DateTimeField(auto_now_add=True)
-    last_seen = models.DateTimeField()
-    loaded = models.JSONField(default=dict, blank=True,
-                              help_text="{endpoint name: {version: id, revision: n, error: text}}")
-
-    def __str__(self):
-        return self.name
-
-
-class EndpointStats(models.Model):
-    """One replica's counts for one endpoint since it started serving it (the page adds them up)."""
-
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="stats")
-    replica = models.CharField(max_length=200)
-    requests = models.PositiveBigIntegerField(default=0)
-    errors = models.PositiveBigIntegerField(default=0)
-    latency = models.JSONField(default=list, blank=True, help_text="counts per bucket of designer/engine/latency.py")
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["endpoint", "replica"], name="one_stats_row_per_replica")]
-
-
-class EndpointError(models.Model):
-    """A request an endpoint refused or failed (the most recent are kept)."""
-
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="errors")
-    at = models.DateTimeField()
-    status = models.PositiveIntegerField()
-    message = models.TextField()
-
-    class Meta:
-        ordering = ["-at", "-id"]
-
-
 from designer.pipelines.component_models import Component  # noqa: E402,F401 - one of this app's models
+from designer.pipelines.endpoint_models import Endpoint, EndpointError, EndpointStats, ServingReplica  # noqa: E402,F401
 from designer.pipelines.token_models import ApiToken  # noqa: E402,F401 - one of this app's models

@@ -21,7 +21,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from designer.celery import PREPARE_VERSION, app
-from designer.engine import graph, paths
+from designer.engine import graph, jsontext, paths
 from designer.engine import statuses as st
 from designer.pipelines import lineage
 from designer.pipelines.models import ModelVersion, NodeRun, RegisteredModel, Run
@@ -69,14 +69,16 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None) -> 
     name, tags = check_name(name), check_tags(tags)
     if not isinstance(description, str):
         raise RegistryError("description must be text")
-    run = Run.objects.filter(pk=run_id, owner=owner).first() if _is_id(run_id) else None
+    if not _is_id(run_id):
+        raise RegistryError(f"`run` is a run's id (a whole number), got {run_id!r}")
+    run = Run.objects.filter(pk=run_id, owner=owner).first()
     if run is None:
         raise RegistryError(f"you have no run {run_id!r}", status=404)
     model_dir, onnx_dir, source = _sources(run, node_id)
     with transaction.atomic():
         registered, _ = RegisteredModel.objects.get_or_create(owner=owner, name=name)
         registered = RegisteredModel.objects.select_for_update().get(pk=registered.pk)  # numbers one at a time
-        number = (registered.versions.aggregate(n=Max("version"))["n"] or 0) + 1
+        number = max(registered.last_version, registered.versions.aggregate(n=Max("version"))["n"] or 0) + 1
         folder = paths.model_version_dir(settings.ARTIFACT_ROOT, owner.id, registered.id, number)
         try:
             _copy(model_dir, onnx_dir, folder)
@@ -88,13 +90,17 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None) -> 
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        registered.save(update_fields=["updated_at"])
+        registered.last_version = number
+        registered.save(update_fields=["last_version", "updated_at"])
         transaction.on_commit(lambda: send_prepare(version.id))
     return version
 
 
 def _is_id(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, str) and value.isdigit()
+    """A whole number a database id or version can be (text of ASCII digits too)."""
+    if isinstance(value, str):
+        return jsontext.whole_number(value) is not None
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
 def _sources(run: Run, node_id) -> tuple[Path, Path | None, dict]:
@@ -197,6 +203,8 @@ def prepare(version_id: int, package) -> None:
 
 
 def get_version(owner, name: str, number) -> ModelVersion:
+    if not isinstance(name, str):
+        raise RegistryError(f"`model` is a registered model's name (text), got {type(name).__name__}")
     version = (ModelVersion.objects.select_related("model").filter(model__owner=owner, model__name=name, version=number)
                .first() if _is_id(number) else None)
     if version is None:
@@ -205,19 +213,24 @@ def get_version(owner, name: str, number) -> ModelVersion:
 
 
 def delete_version(version: ModelVersion) -> None:
-    """Refused (409, naming them) while endpoints serve it; else its folder and record go."""
-    serving = list(version.endpoints.values_list("name", flat=True))
-    if serving:
-        names = ", ".join(repr(n) for n in serving)
-        raise RegistryError(f"{version} is served by endpoint {names}: switch or delete the endpoint first", status=409)
-    try:
-        shutil.rmtree(folder_of(version), ignore_errors=True)
-    except paths.OutsideFolder:
-        pass  # not ours to remove: forget the record only
-    registered = version.model
-    version.delete()
-    if not registered.versions.exists():
-        registered.delete()
+    """Refused (409, naming them) while endpoints serve it; else its record goes, then its folder.
+    The row is locked first: a deploy or switch to it waits, then finds it gone (endpoints.py)."""
+    with transaction.atomic():
+        if not ModelVersion.objects.select_for_update().filter(pk=version.pk).exists():
+            return  # deleted meanwhile
+        serving = list(version.endpoints.values_list("name", flat=True))
+        if serving:
+            names = ", ".join(repr(n) for n in serving)
+            raise RegistryError(f"{version} is served by endpoint {names}: switch or delete the endpoint first", status=409)
+        try:
+            folder = folder_of(version)
+        except paths.OutsideFolder:
+            folder = None  # not ours to remove: forget the record only
+        version.delete()
+        if folder is not None:
+            transaction.on_commit(lambda: shutil.rmtree(folder, ignore_errors=True))
+    # the name stays, with its numbering, until it has no version left
+    RegisteredModel.objects.filter(pk=version.model_id, versions__isnull=True).delete()
 
 
 # --------------------------------------------------------------------------- binding at submit
@@ -233,6 +246,11 @@ def bind(owner, doc: dict) -> dict:
         params = node.setdefault("parameters", {})
         params.pop("stored_folder", None)  # only ever set here
         name, number = params.get("model"), params.get("version")
+        wrong = ("model", f"the model is a name (text), got {name!r}") if name is not None and not isinstance(name, str) else \
+            ("version", f"the version is a whole number, got {number!r}") if number is not None and not _is_id(number) else None
+        if wrong:
+            problems.append(graph.Problem(f"Registered model: {wrong[1]}", "bad_value", node=node.get("id"), param=wrong[0]))
+            continue
         versions = ModelVersion.objects.filter(model__owner=owner, model__name=name or "").order_by("-version")
         # no number: the latest ready version (else the latest: one being packaged has its model already)
         found = (versions.filter(version=number).first() if number is not None

@@ -10,15 +10,15 @@ a version. A user only ever sees their own models: anything else is 404.
 from __future__ import annotations
 
 import io
-import json
 import tarfile
 
 from django.http import FileResponse, HttpResponse, JsonResponse
 
+from designer.engine import jsontext
 from designer.engine import statuses as st
 from designer.pipelines import registry
 from designer.pipelines.api import BadRequest, api
-from designer.pipelines.models import ModelVersion, RegisteredModel
+from designer.pipelines.models import Dataset, ModelVersion, RegisteredModel
 
 
 def version_json(v: ModelVersion) -> dict:
@@ -31,7 +31,15 @@ def version_json(v: ModelVersion) -> dict:
         "pipeline_url": f"/pipelines/{v.pipeline_id}/" if v.pipeline_id else None,
         "download_url": f"{base}/download", "url": base, "page_url": f"/models/{name}/",
         "endpoints": list(v.endpoints.values_list("name", flat=True)),
+        "run_deleted": v.run_id is None, "dataset_urls": _dataset_urls(v),
     }
+
+
+def _dataset_urls(v: ModelVersion) -> dict:
+    """{dataset id: its archive's URL} of the lineage's datasets that are still there."""
+    ids = {d.get("id") for group in (v.lineage.get("datasets") or {}).values() for d in group if isinstance(d, dict)}
+    kept = Dataset.objects.filter(owner_id=v.model.owner_id, pk__in=[i for i in ids if isinstance(i, int)])
+    return {str(pk): f"/api/datasets/{pk}/download" for pk in kept.values_list("pk", flat=True)}
 
 
 def model_summary(m: RegisteredModel) -> dict:
@@ -45,9 +53,9 @@ def model_summary(m: RegisteredModel) -> dict:
 
 def json_body(request) -> dict:
     try:
-        body = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BadRequest("the request body is not JSON")
+        body = jsontext.loads(request.body or b"{}")
+    except jsontext.JsonTextError as e:
+        raise BadRequest(f"the request body is {e}")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     return body

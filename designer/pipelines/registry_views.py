@@ -1,5 +1,5 @@
 """Pages of the model registry and of the endpoints. The lists are drawn by the server; a model's
-page by static/js/modelpage.js and an endpoint's by static/js/endpoint.js, from the same JSON the
+page by the page module modelpage and an endpoint's by the page module endpoint, from the same JSON the
 API gives (registry_api.version_json, endpoints.endpoint_json), put in the page. A user sees only
 their own models and endpoints: anything else is 404."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from designer.engine import statuses as st
 from designer.pipelines import endpoints
 from designer.pipelines.models import Endpoint, RegisteredModel
 from designer.pipelines.registry_api import model_summary, version_json
@@ -21,7 +22,8 @@ def model_list(request):
     rows = []
     for m in models:
         served = sorted({e.name for v in m.versions.all() for e in v.endpoints.all()})
-        rows.append({**model_summary(m), "updated_at": m.updated_at, "endpoints": served})
+        ready = sum(v.status == st.READY for v in m.versions.all())
+        rows.append({**model_summary(m), "updated_at": m.updated_at, "endpoints": served, "ready": ready})
     return render(request, "pipelines/models.html", {"models": rows})
 
 

@@ -53,6 +53,9 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     catalogue = get_catalogue(owner)
     doc = graph.pin_versions(graph.upgrade(doc), catalogue)  # the snapshot names the version that runs
     doc = parameters.resolve(graph.check(doc, catalogue, workers.machines()), values, catalogue)
+    if not doc["nodes"]:  # (a draft may be empty; a run of nothing would "complete" at once)
+        raise graph.PipelineInvalid([graph.Problem("the pipeline has no module to run: drag one from the palette (or "
+                                                   "double-click the canvas), then submit", "empty_pipeline")])
     doc = _bound(owner, doc, catalogue)
     if regenerate:
         for node in doc["nodes"]:
@@ -65,14 +68,15 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
         if trial is not None:
             Trial.objects.filter(pk=trial.pk).update(run=run)
             trial.run = run
+        # its first nodes queued (their messages owed: outbox.py) in the same transaction, so that
+        # a web process that dies here leaves either no run or one the workers carry on
+        queued = [] if inline else advance(run.id)
     if inline:
         run_inline(run.id)
+    elif trial is not None:  # a sweep submits inside its own transaction: a worker must find the node
+        transaction.on_commit(lambda: dispatch(queued))
     else:
-        queued = advance(run.id)
-        if trial is not None:  # a sweep submits inside its own transaction: a worker must find the node
-            transaction.on_commit(lambda: dispatch(queued))
-        else:
-            dispatch(queued)
+        dispatch(queued)
     return run
 
 

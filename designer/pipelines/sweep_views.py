@@ -1,6 +1,6 @@
-"""Pages of sweeps and of run comparison. The sweep page is drawn by static/js/sweep.js from
+"""Pages of sweeps and of run comparison. The sweep page is drawn by the page module sweep from
 GET /api/sweeps/<id> (again when its websocket says the sweep changed, and every few seconds
-while it runs); the comparison page by static/js/compare.js from the data of compare.py, given
+while it runs); the comparison page by the page module compare from the data of compare.py, given
 in the page."""
 from __future__ import annotations
 

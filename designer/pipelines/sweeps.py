@@ -20,11 +20,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from designer.engine import graph, parameters, sweep_config, tuning
+from designer.engine import graph, parameters, sweep_config, sweep_text, tuning
 from designer.engine import statuses as st
 from designer.pipelines import drafts, events, runs, studies, workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Sweep, Trial
+from sdk.formats.meta import read_meta
 
 log = logging.getLogger(__name__)
 RUN_TO_TRIAL = {st.COMPLETED: st.COMPLETED, st.FAILED: st.FAILED, st.CANCELLED: st.CANCELLED}
@@ -50,7 +51,7 @@ def check(owner, doc: dict, raw_config, values: dict | None = None) -> tuple[dic
     except graph.PipelineInvalid as e:
         raise SweepInvalid(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
     try:
-        raw = sweep_config.parse_text(raw_config) if isinstance(raw_config, (str, bytes)) else raw_config
+        raw = sweep_text.parse_text(raw_config) if isinstance(raw_config, (str, bytes)) else raw_config
         config = sweep_config.check(raw, doc.get("parameters", []), parameters.metrics(doc, catalogue))
     except sweep_config.SweepConfigInvalid as e:
         raise SweepInvalid(f"the sweep configuration has {len(e.problems)} problem(s)", e.problems)
@@ -126,9 +127,9 @@ def _end_reason(sweep: Sweep, config, trials: list[Trial]) -> str | None:
     if sweep.cancel_requested:
         return "cancelled by the user"
     if sweep.deadline and timezone.now() >= sweep.deadline:
-        return f"max_duration_minutes ({config.max_duration_minutes:g}) reached"
+        return f"its time ran out (max_duration_minutes: {config.max_duration_minutes:g})"
     if len(trials) >= config.max_total_runs:
-        return f"max_total_runs ({config.max_total_runs}) reached"
+        return f"all {config.max_total_runs} trials ran (max_total_runs)"
     return None
 
 
@@ -163,6 +164,11 @@ def trial_finished(run_id: int) -> None:
     config = sweep_config.SweepConfig.from_dict(trial.sweep.config)
     curve = primary_curve(trial.run, config.primary_metric_name)
     value = tuning.best_value([v for _, v in curve], config.primary_metric_goal)
+    kept = kept_step(trial.run, config.primary_metric_name)
+    if kept in dict(curve):  # the model it hands on is that epoch's: its score is that epoch's too
+        value = dict(curve)[kept]
+    else:
+        kept = None
     status = RUN_TO_TRIAL.get(trial.run.status, st.FAILED)
     if status == st.COMPLETED and Trial.objects.filter(pk=trial.pk, stop_requested=True).exists() \
             and len(curve) < (_planned_steps(trial.run, config.primary_metric_name) or len(curve) + 1):
@@ -171,13 +177,13 @@ def trial_finished(run_id: int) -> None:
     if status == st.COMPLETED and value is None:
         status, error = st.FAILED, (f"the run completed but no module reported the primary metric "
                                     f"{config.primary_metric_name!r}")
-    _end_trial(trial, status, value, len(curve), error, studies.load(trial.sweep, config))
+    _end_trial(trial, status, value, len(curve), error, studies.load(trial.sweep, config), kept)
     fill(trial.sweep_id)
 
 
-def _end_trial(trial: Trial, status: str, value, epochs: int, error: str, study) -> None:
+def _end_trial(trial: Trial, status: str, value, epochs: int, error: str, study, kept: int | None = None) -> None:
     won = Trial.objects.filter(pk=trial.pk).exclude(status__in=st.TRIAL_FINISHED).update(
-        status=status, value=value, epochs=epochs, error=error, finished_at=timezone.now())
+        status=status, value=value, epochs=epochs, error=error, finished_at=timezone.now(), kept_step=kept)
     if won:
         trial.status, trial.value = status, value
         tuning.tell(study, trial.number, status, value)
@@ -189,17 +195,32 @@ def _run_error(run: Run) -> str:
     return f"{failed.node_id} ({failed.kind}): {failed.error.splitlines()[-1] if failed.error else 'failed'}" if failed else ""
 
 
-def _finish(sweep: Sweep, config, trials: list[Trial], reason: str) -> None:
+def best_of(trials, goal: str) -> Trial | None:
+    """The trial with the best primary metric among those that ended with one (completed or early
+    terminated): the sweep's best when it ends, its best so far while it runs."""
     scored = [t for t in trials if t.value is not None and t.status in (st.COMPLETED, st.EARLY_TERMINATED)]
-    sign = 1 if config.primary_metric_goal == "maximize" else -1
-    best = max(scored, key=lambda t: sign * t.value, default=None)
+    sign = 1 if goal == "maximize" else -1
+    return max(scored, key=lambda t: sign * t.value, default=None)
+
+
+def best_trial(sweep: Sweep, trials=None) -> Trial | None:
+    """The sweep's best trial: the one it named when it ended, else the best so far (of `trials`
+    when the caller has read them)."""
+    if sweep.finished:
+        return sweep.best_trial
+    return best_of(sweep.trials.all() if trials is None else trials, sweep.config["primary_metric_goal"])
+
+
+def _finish(sweep: Sweep, config, trials: list[Trial], reason: str) -> None:
+    best = best_of(trials, config.primary_metric_goal)
     if sweep.cancel_requested:
         status = st.CANCELLED
     else:
         status = st.COMPLETED if best is not None else st.FAILED
     if best is not None:
         values = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in best.values.items())
-        message = f"{reason}; best trial {best.number}: {config.primary_metric_name} {best.value:.4g} ({values})"
+        kept = f" at epoch {best.kept_step}, the model it kept" if best.kept_step else ""
+        message = f"{reason}; best trial {best.number}: {config.primary_metric_name} {best.value:.4g}{kept} ({values})"
     else:
         failed = sum(t.status == st.FAILED for t in trials)
         if not trials:
@@ -248,11 +269,12 @@ def apply_best(sweep: Sweep) -> Pipeline:
     pipeline's parameters (a new revision): a plain Submit then runs the best trial again."""
     if sweep.pipeline is None:
         raise drafts.DraftError("this sweep's pipeline was deleted: there is nothing to apply its values to")
-    if sweep.best_trial is None:
-        raise drafts.DraftError("this sweep has no best trial (yet): no trial reported its primary metric")
+    best = best_trial(sweep)
+    if best is None:
+        raise drafts.DraftError("this sweep has no best trial (yet): no trial ended with its primary metric")
     p = sweep.pipeline
     draft = graph.upgrade(p.draft)
-    values = {**sweep.base_values, **sweep.best_trial.values}  # everything the best trial ran with
+    values = {**sweep.base_values, **best.values}  # everything the best trial ran with
     for declared in draft.get("parameters", []):
         if declared["name"] in values:
             declared["default"] = values[declared["name"]]
@@ -267,14 +289,8 @@ def apply_best(sweep: Sweep) -> Pipeline:
 def primary_curve(run: Run | None, metric: str) -> list[tuple[int, float]]:
     """[(step, value)] of the run's primary metric, first value per step; a reused training node's
     figures come from the run that computed it."""
-    if run is None:
-        return []
-    sources = [(run.pk, None)]
-    for nr in NodeRun.objects.filter(run=run, status=st.REUSED).select_related("reused_from"):
-        if nr.reused_from is not None:
-            sources.append((nr.reused_from.run_id, nr.reused_from.node_id))
     curve: dict[int, float] = {}
-    for run_id, node_id in sources:
+    for run_id, node_id in _metric_sources(run):
         rows = Event.objects.filter(run_id=run_id, type="metric", data__name=metric)
         if node_id is not None:
             rows = rows.filter(node_id=node_id)
@@ -282,6 +298,41 @@ def primary_curve(run: Run | None, metric: str) -> list[tuple[int, float]]:
             if data.get("step") is not None:
                 curve.setdefault(int(data["step"]), float(data["value"]))
     return sorted(curve.items())
+
+
+def _metric_sources(run: Run | None) -> list[tuple[int, str | None]]:
+    """Where a run's metrics are: its own events (any node), and those of the runs its reused
+    nodes come from (that node's)."""
+    if run is None:
+        return []
+    sources = [(run.pk, None)]
+    for nr in NodeRun.objects.filter(run=run, status=st.REUSED).select_related("reused_from"):
+        if nr.reused_from is not None:
+            sources.append((nr.reused_from.run_id, nr.reused_from.node_id))
+    return sources
+
+
+def kept_step(run: Run | None, metric: str) -> int | None:
+    """The step (epoch) whose model the node that reported `metric` kept, when its outputs say so
+    (Train PyTorch Model keeps the epoch of lowest validation loss, `best_epoch`, not its last)."""
+    for run_id, node_id in _metric_sources(run):
+        rows = Event.objects.filter(run_id=run_id, type="metric", data__name=metric)
+        reporter = (rows.filter(node_id=node_id) if node_id else rows).values_list("node_id", flat=True).first()
+        if reporter:
+            nr = NodeRun.objects.filter(run_id=run_id, node_id=reporter).first()
+            return _kept_in(nr.outputs) if nr is not None else None
+    return None
+
+
+def _kept_in(outputs: dict) -> int | None:
+    for folder in (outputs or {}).values():
+        try:
+            epoch = read_meta(folder).get("best_epoch") if folder else None
+        except (OSError, ValueError, AttributeError):  # unreadable, or not a mapping: no answer
+            continue
+        if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0:
+            return epoch
+    return None
 
 
 def _planned_steps(run: Run, metric: str) -> int | None:

@@ -21,8 +21,9 @@ def trial_json(trial, metric: str, goal: str, best_id) -> dict:
     if not trial.finished and trial.run is not None and trial.run.status == st.RUNNING:
         status = st.RUNNING
     curve = sweeps.primary_curve(trial.run, metric)
+    peak = tuning.best_value([v for _, v in curve], goal)
     return {"number": trial.number, "run": trial.run_id, "values": trial.values, "status": status,
-            "value": trial.value if trial.finished else tuning.best_value([v for _, v in curve], goal),
+            "value": trial.value if trial.finished else peak, "peak": peak, "kept_step": trial.kept_step,
             "epochs": trial.epochs if trial.finished else len(curve), "error": trial.error,
             "started_at": _iso(trial.started_at), "finished_at": _iso(trial.finished_at), "duration": trial.duration,
             "best": trial.pk == best_id, "curve": [[s, v] for s, v in curve],
@@ -37,11 +38,12 @@ def sweep_json(sweep: Sweep, with_trials: bool = True) -> dict:
          "swept": [e["name"] for e in config["parameter_space"]], "base_values": sweep.base_values,
          "submitted_at": _iso(sweep.submitted_at), "started_at": _iso(sweep.started_at),
          "finished_at": _iso(sweep.finished_at),
-         "duration": (sweep.finished_at - sweep.started_at).total_seconds() if sweep.finished_at and sweep.started_at else None,
-         "best_trial": sweep.best_trial.number if sweep.best_trial_id else None}
+         "duration": (sweep.finished_at - sweep.started_at).total_seconds() if sweep.finished_at and sweep.started_at else None}
+    trials = list(sweep.trials.select_related("run")) if with_trials or not sweep.finished else []
+    best = sweeps.best_trial(sweep, trials)  # while it runs, its best so far: marked, and applicable
+    d["best_trial"] = best.number if best else None
     if with_trials:
-        trials = sweep.trials.select_related("run")
-        d["trials"] = [trial_json(t, config["primary_metric_name"], config["primary_metric_goal"], sweep.best_trial_id) for t in trials]
+        d["trials"] = [trial_json(t, config["primary_metric_name"], config["primary_metric_goal"], best and best.pk) for t in trials]
     else:
         d["trial_count"] = sweep.trials.count()
     return d
@@ -58,6 +60,10 @@ def sweep_list(request):
     data = body_json(request)
     if "pipeline" not in data:
         raise BadRequest("say which pipeline to sweep: `pipeline` (its id) is required")
+    if not isinstance(data["pipeline"], int) or isinstance(data["pipeline"], bool):
+        raise BadRequest(f"`pipeline` is a pipeline's id (a whole number), got {data['pipeline']!r}")
+    if data.get("name") is not None and not isinstance(data["name"], str):
+        raise BadRequest(f"`name` is text, got {data['name']!r}")
     pipeline = drafts.owned(request.user, data["pipeline"])
     raw = data.get("config_yaml") if data.get("config_yaml") is not None else data.get("config")
     if raw is None:

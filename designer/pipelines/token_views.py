@@ -1,5 +1,5 @@
 """The tokens page (/account/tokens/): make a personal API token, see it once, list and revoke.
-Plain forms, no page script but the Copy button's (static/js/tokens.js). A new token's secret is
+Plain forms, no page script but the Copy button's (the page module tokens). A new token's secret is
 put in the answer to the POST that made it and nowhere else (not in the session, not in a
 redirect): reloading the page cannot show it again."""
 from __future__ import annotations

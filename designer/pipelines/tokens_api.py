@@ -27,8 +27,11 @@ def token_list(request):
     if request.method == "GET":
         return JsonResponse({"tokens": [tokens.as_json(t) for t in tokens.active(request.user)]})
     _session_only(request)
+    name = body_json(request).get("name")
+    if name is not None and not isinstance(name, str):
+        raise BadRequest(f"`name` is text (what script or machine the token is for), got {name!r}")
     try:
-        token, secret = tokens.create(request.user, str(body_json(request).get("name") or ""))
+        token, secret = tokens.create(request.user, name or "")
     except ValueError as e:
         raise BadRequest(str(e))
     return JsonResponse({**tokens.as_json(token), "token": secret}, status=201)

@@ -1,26 +1,25 @@
 """Pages: the pipelines list and the designer. One view serves the full page or, for htmx, the
-fragment it replaces. The designer's script is the ES modules of static/js/ (main.js wires them);
+fragment it replaces. The designer's script is the page's ES modules (the main module wires them);
 its right pane (a node's parameters) is rendered here from the module declaration. What a page
 changes of a pipeline, it changes through drafts.py, as the API does."""
 from __future__ import annotations
 
-import json
 import mimetypes
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponseBadRequest
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from designer.engine import graph, statuses
-from designer.pipelines import drafts, visualize
+from designer.engine import graph, jsontext, statuses
+from designer.pipelines import drafts, retention, visualize
 from designer.pipelines.api import BadRequest, output_dir
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.datasets import DATASET_KIND
-from designer.pipelines.models import Dataset, NodeRun
+from designer.pipelines.models import Dataset, NodeRun, Run
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 
@@ -45,7 +44,10 @@ def _home(request, import_problems=None, import_error=None, status=200):
 @login_required
 @require_POST
 def pipeline_new(request):
-    p, _ = drafts.create(request.user, request.POST.get("name", "").strip())
+    try:
+        p, _ = drafts.create(request.user, request.POST.get("name", "").strip())
+    except drafts.DraftError as e:  # (the page's field takes 200 characters: a request made by hand)
+        return _home(request, import_error=f"The pipeline was not created: {e}", status=400)
     return redirect("designer", pk=p.pk)
 
 
@@ -108,6 +110,31 @@ def pipeline_delete(request, pk):
     return render(request, "pipelines/delete.html", {"p": p, "runs": p.runs.count()})
 
 
+@login_required
+@require_POST
+def runs_delete(request):
+    """The runs ticked in Recent runs (htmx): deleted if they are over; each refusal said."""
+    ids = [n for x in request.POST.getlist("runs") if (n := jsontext.whole_number(x)) is not None]
+    picked = Run.objects.filter(owner=request.user, pk__in=ids)
+    deleted, refused = [], []
+    for run in picked.order_by("id"):
+        try:
+            retention.delete(run)
+            deleted.append(f"#{run.pk}")
+        except retention.CannotDelete as e:
+            refused.append(str(e))
+    if deleted:
+        messages.success(request, f"Deleted run{'s' if len(deleted) > 1 else ''} {', '.join(deleted)}.")
+    for reason in refused:
+        messages.error(request, f"Not deleted: {reason}.")
+    if not deleted and not refused:
+        messages.error(request, "Tick the runs to delete first.")
+    response = redirect("home")
+    if request.headers.get("HX-Request"):
+        response = HttpResponse(status=204, headers={"HX-Redirect": response.url})
+    return response
+
+
 # ---------------------------------------------------------------- the designer
 
 
@@ -123,6 +150,7 @@ def designer(request, pk):
     return render(request, "pipelines/designer.html", {
         "p": p, "categories": categories, "datasets": datasets, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
+                 "earlier_modules": [m.describe() for m in catalogue.every_version() if m is not catalogue.get(m.kind)],
                  "datasets": datasets, "statuses": statuses.for_page(),
                  "problems": [x.as_dict() for x in drafts.problems(p.draft, p.owner_id)]},
     })
@@ -134,11 +162,13 @@ def node_pane(request, pk):
     """The right pane for one node, generated from its module's declaration. Body: `node`, the
     node's JSON as it is on the canvas; values already invalid are marked with the server's message.
     A parameter bound to a pipeline parameter (node "bindings") shows the binding instead of its
-    input; the page script (binding.js) offers the pipeline's parameters to bind to."""
+    input; the page script (its binding module) offers the pipeline's parameters to bind to."""
     drafts.owned(request.user, pk)
     try:
-        node = json.loads(request.POST.get("node", ""))
+        node = jsontext.loads(request.POST.get("node", ""))
         kind = node["kind"]
+        if not all(isinstance(node.get(k) or {}, dict) for k in ("parameters", "run_settings", "bindings")):
+            raise TypeError
     except (ValueError, KeyError, TypeError):
         return HttpResponseBadRequest("`node` must be a node of the pipeline, as JSON")
     catalogue = get_catalogue(request.user)
@@ -185,7 +215,9 @@ def node_visualize(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     wrong_only = request.GET.get("wrong") == "1"
     outputs = [{"port": port, **_preview(nr, port, wrong_only)} for port in sorted(nr.outputs)]
-    return render(request, "pipelines/_visualize.html", {"nr": nr, "run_id": pk, "outputs": outputs, "wrong_only": wrong_only})
+    module = get_catalogue(request.user).get(nr.kind)  # named as on the canvas (its id as a tooltip)
+    return render(request, "pipelines/_visualize.html", {"nr": nr, "run_id": pk, "outputs": outputs, "wrong_only": wrong_only,
+                                                         "label": module.label if module else nr.kind})
 
 
 def _preview(nr: NodeRun, port: str, wrong_only: bool) -> dict:

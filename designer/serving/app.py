@@ -28,6 +28,7 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
+from designer.engine import jsontext  # noqa: E402
 from designer.serving import deployments, inputs  # noqa: E402
 from designer.serving.config import Endpoints, Poller, Row, Served  # noqa: E402
 from designer.serving.inputs import RequestError  # noqa: E402
@@ -163,9 +164,9 @@ def check_key(header: str, row: Row) -> None:
 async def read_body(request: Request, limit: int) -> bytes:
     """The body, refused (413) from its Content-Length before any of it is read, or as soon as
     more than `limit` bytes have come (a body sent without a length)."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise RequestError(413, f"the request is {_mb(int(declared))}, the limit is {_mb(limit)} per request")
+    declared = jsontext.whole_number(request.headers.get("content-length"))
+    if declared is not None and declared > limit:
+        raise RequestError(413, f"the request is {_mb(declared)}, the limit is {_mb(limit)} per request")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
@@ -179,11 +180,14 @@ def _mb(n: int) -> str:
 
 
 async def healthz(request: Request) -> JSONResponse:
-    """This replica's name, what it serves (as its ServingReplica row says), and per endpoint its
-    model calls and images scored since loaded (images / calls: the average batch)."""
+    """This replica's name, whether it is ready (503 while an endpoint it will serve has no model
+    loaded yet), what it serves (as its ServingReplica row says), and per endpoint its model calls
+    and images scored since loaded (images / calls: the average batch)."""
     batching = {name: {"calls": s.deployment.calls, "images": s.deployment.scored}
                 for name, s in list(server.endpoints.served.items()) if s.deployment is not None}
-    return answer(200, {"replica": REPLICA, "endpoints": server.endpoints.report(), "batching": batching})
+    ready = server.endpoints.ready()
+    return answer(200 if ready else 503, {"replica": REPLICA, "ready": ready, "endpoints": server.endpoints.report(),
+                                          "batching": batching})
 
 
 async def not_found(request: Request, exc: HTTPException) -> JSONResponse:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
@@ -21,6 +22,7 @@ from designer.pipelines.models import Endpoint
 from designer.serving.deployments import Deployment
 
 log = logging.getLogger(__name__)
+RETRY_LOAD_SECONDS = 30.0  # a version that failed to load is tried again (the artifact store had a hiccup?)
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ class Endpoints:
         self._load, self._loader = load, loader
         self._rows: dict[str, Row] = {}
         self._loading: dict[str, int] = {}  # name -> version id being loaded
-        self._failures: dict[str, tuple[int, int]] = {}  # name -> (version id, revision) that failed: not retried
+        self._failures: dict[str, tuple[int, int, float]] = {}  # name -> (version id, revision, when) that failed
         self._lock = threading.Lock()
 
     def get(self, name: str) -> Served | None:
@@ -108,12 +110,23 @@ class Endpoints:
         why = not_loadable(row)
         if why:
             self.served[row.name] = replace(current, row=row, problem=why, failed=row.status == statuses.FAILED)
-        elif self._loading.get(row.name) == row.version_id or self._failures.get(row.name) == (row.version_id, row.revision):
+        elif self._loading.get(row.name) == row.version_id or self._failed_lately(row):
             self.served[row.name] = replace(current, row=row)
         else:
             self._loading[row.name] = row.version_id
             self.served[row.name] = replace(current, row=row, problem=f"loading version {row.version} of {row.model}", failed=False)
             self._loader.submit(self._load_version, row)
+
+    def _failed_lately(self, row: Row) -> bool:
+        failed = self._failures.get(row.name)
+        return failed is not None and failed[:2] == (row.version_id, row.revision) and \
+            time.monotonic() - failed[2] < RETRY_LOAD_SECONDS
+
+    def ready(self) -> bool:
+        """False while an endpoint has no model to answer with yet and one is being loaded (a new
+        or restarted replica): a load balancer's health check then sends requests elsewhere."""
+        with self._lock:
+            return not any(name in self._loading and s.deployment is None for name, s in self.served.items())
 
     def _load_version(self, row: Row) -> None:
         try:
@@ -130,7 +143,7 @@ class Endpoints:
             if deployment is not None:
                 self.served[row.name] = Served(latest, deployment, latest.revision)
             else:
-                self._failures[row.name] = (row.version_id, latest.revision)
+                self._failures[row.name] = (row.version_id, latest.revision, time.monotonic())
                 self.served[row.name] = replace(current, row=latest, problem=error, failed=True)
 
     def report(self) -> dict:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
+
+from designer.engine import jsontext
 
 
 class RequestError(ValueError):
@@ -99,9 +100,9 @@ class _Parts:
 
 def from_json(body: bytes) -> list[tuple[str, bytes]]:
     try:
-        document = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise RequestError(400, f"the body is not valid JSON: {e}")
+        document = jsontext.loads(body)
+    except jsontext.JsonTextError as e:
+        raise RequestError(400, f"the body is {e}")
     if isinstance(document, dict) and isinstance(document.get("images"), list):
         encoded = document["images"]
     elif isinstance(document, dict) and "image" in document:

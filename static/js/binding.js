@@ -4,6 +4,7 @@
  * The binding is node data: it is undoable and saved by autosave like any edit of the pane. */
 import { $, button, h, muted } from './dom.js';
 import { bindable, compatibleTypes, paramFromModule, rangeText, withBinding } from './params.js';
+import { moduleOf } from './rules.js';
 
 const describe = (p) => `${p.type}, default ${JSON.stringify(p.default)}${rangeText(p) ? `, ${rangeText(p)}` : ''}`;
 
@@ -31,7 +32,7 @@ export function bindingMenu(pane, store, modules) {
 
   function openMenu(btn) {
     const node = pane.node();
-    const module = node && modules.get(node.getData().kind);
+    const module = node && moduleOf(modules, node.getData());
     const mp = module && module.params.find((p) => p.name === btn.dataset.bind);
     if (!mp) return;
     close();

@@ -3,7 +3,8 @@
  * Run status paints never enter the undo history (option `ignoreHistory`, see SILENT). */
 import { NAME_LINE, NAME_SIZE, NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, bindingLine, edgeMeta, labelText, nameLines, nodeBox, nodeLabel, nodeMeta } from './cells.js';
 import { linkOf, nodeDoc, toDraft } from './document.js';
-import { refusal } from './rules.js';
+import { refusalsNear, watchDroppedLinks } from './droppedlinks.js';
+import { moduleOf, refusal } from './rules.js';
 
 export { addMinimap } from './minimap.js'; // the page starts it with the canvas
 
@@ -60,7 +61,7 @@ function registerShapes() {
  * may), rules.ends(edgeId, source, sourcePort, target, targetPort) the same of a link not yet made;
  * `drawing` gets each link the user starts to draw (it is in the graph before it is made).
  */
-function makeGraph(container, rules, onRefusal, drawing) {
+function makeGraph(container, rules, onRefusal, drawing, onDropped) {
   const near = refusalsNear();
   const graph = new X6.Graph({
     container,
@@ -97,11 +98,7 @@ function makeGraph(container, rules, onRefusal, drawing) {
       magnetAdsorbed: { name: 'stroke', args: { padding: 4, attrs: { stroke: '#1a7f37', 'stroke-width': 3 } } },
     },
   });
-  // a link dropped by an input that refuses it is not snapped to it, and X6 takes it away: say why
-  graph.on('edge:removed', ({ edge }) => {
-    const why = drawing.has(edge) ? near.at(edge, edge.getTargetPoint()) : '';
-    if (why) onRefusal(why);
-  });
+  watchDroppedLinks(graph, drawing, near, onRefusal, onDropped);
   const history = new X6.History({
     enabled: true,
     beforeAddCommand(event, args) { return !(args && args.options && args.options.ignoreHistory); },
@@ -121,30 +118,6 @@ function makeGraph(container, rules, onRefusal, drawing) {
   container.addEventListener('pointerdown', () => { container.dataset.pointerFocus = ''; });
   container.addEventListener('blur', () => { delete container.dataset.pointerFocus; });
   return { graph, history, selection, keyboard };
-}
-
-/** The inputs a link being drawn came near, and why each refuses it ('' if it accepts it). */
-function refusalsNear(radius = 24) {
-  let edge = null;
-  let seen = new Map(); // magnet -> {view, why}
-  return {
-    note(e, view, magnet, why) {
-      if (e !== edge) { edge = e; seen = new Map(); }
-      if (view && magnet) seen.set(magnet, { view, why });
-    },
-    /** Why the input nearest the point (within the snap radius) refuses the link, or ''. */
-    at(e, point) {
-      if (e !== edge || !point) return '';
-      let best = null;
-      let min = radius;
-      for (const [magnet, { view, why }] of seen) {
-        if (!magnet.isConnected) continue;
-        const d = view.getBBoxOfElement(magnet).getCenter().distance(point);
-        if (d < min) { min = d; best = why; }
-      }
-      return best || '';
-    },
-  };
 }
 
 /**
@@ -198,7 +171,8 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
   // A link being drawn is not part of the pipeline until it is made: an autosave that lands
   // mid-drag must not store it (it may yet be refused, or dropped on the blank canvas)
   const drawing = new WeakSet();
-  const parts = makeGraph(container, rules, onRefusal, drawing);
+  const dropped = []; // what to do with a link dropped on the blank canvas (the quick search)
+  const parts = makeGraph(container, rules, onRefusal, drawing, (d) => dropped.forEach((fn) => fn(d)));
   const { graph, history } = parts;
   heightOf = (id) => { const c = graph.getCellById(id); return c && c.isNode() ? c.getSize().height : NODE_H; };
   graph.on('edge:connected', ({ edge }) => drawing.delete(edge));
@@ -213,7 +187,7 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
   graph.on('node:change:attrs', ({ node }) => fitLabel(node));
   function fitLabel(node) {
     const doc = node.getData();
-    const full = nodeLabel(doc, catalogue.modules.get(doc.kind), catalogue.datasets);
+    const full = nodeLabel(doc, moduleOf(catalogue.modules, doc), catalogue.datasets);
     const text = labelText(full, !!node.attr('badge/text'));
     if (node.attr('label/text') !== text || node.attr('labelTip/title') !== full) node.attr({ label: { text }, labelTip: { title: full } }, SILENT);
   }
@@ -223,7 +197,7 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
     /** X6 node metadata of a node's JSON. */
     meta: (doc, pos, links = []) => nodeMeta(doc, pos, links, catalogue),
     /** The module of a node (its declaration, as the page's boot data has it), or undefined. */
-    module: (node) => catalogue.modules.get(node.getData().kind),
+    module: (node) => moduleOf(catalogue.modules, node.getData()),
     doc: (node) => nodeDoc(node.id, node.getData()),
     edges: () => graph.getEdges().filter((e) => !drawing.has(e)).map(edgeEnds),
     links: () => canvas.edges().map(linkOf).filter(Boolean),
@@ -244,6 +218,14 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
     },
     selectedNodes: () => parts.selection.getSelectedCells().filter((c) => c.isNode()),
     select(cells) { parts.selection.clean(); parts.selection.select(cells); },
+    /** `spot` ({x, y}), moved right past any module there, for a new one `height` tall. */
+    freeSpot(spot, height = NODE_H) {
+      const at = { ...spot };
+      while (graph.getNodes().some((n) => n.getBBox().isIntersectWithRect({ ...at, width: NODE_W, height }))) at.x += NODE_W + 30;
+      return at;
+    },
+    /** fn({node, port, at}) when a link drawn from output `port` of `node` is dropped on the blank canvas at `at` */
+    onLinkDropped: (fn) => dropped.push(fn),
     focus: () => container.focus({ preventScroll: true }),
     /** Everything in view and centred in what is free of the banners that lie over the canvas's
      * top (the run shown, a problem); no module under the minimap in the bottom-right corner:

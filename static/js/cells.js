@@ -1,7 +1,7 @@
 /* X6 cells from the pipeline document (pure): a node's box, its ports, its label; a link's edge. */
 import { IN, OUT, nodeData, portId } from './document.js';
 import { bindingShort, bindingText } from './params.js';
-import { acceptedText } from './rules.js';
+import { acceptedText, moduleOf } from './rules.js';
 import { fitText, wrapText } from './textfit.js';
 
 export const NODE_W = 200;
@@ -121,7 +121,7 @@ export function bindingLine(bindings) {
 
 /** The X6 node of a node's JSON. catalogue: {modules: Map kind -> module, datasets: Map id -> dataset}. */
 export function nodeMeta(doc, pos, links, catalogue) {
-  const m = catalogue.modules.get(doc.kind);
+  const m = moduleOf(catalogue.modules, doc);
   const bound = bindingLine(doc.bindings);
   const items = portItems(m, doc.id, links);
   const box = nodeBox(nameLines(items), !!bound.title, false);

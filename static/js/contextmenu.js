@@ -5,6 +5,7 @@ import { $, button, h } from './dom.js';
 import { editedData } from './document.js';
 import { nodeLabel } from './cells.js';
 import { pressed } from './keymap.js';
+import { moduleOf } from './rules.js';
 
 const MARGIN = 4; // from the window's edges
 const STILL = 4; // px: a right press that moves more is a pan
@@ -43,7 +44,7 @@ export function contextMenu(canvas, catalogue, edits, tab) {
 
   function nodeItems(node) {
     const data = node.getData();
-    const m = catalogue.modules.get(data.kind);
+    const m = moduleOf(catalogue.modules, data);
     // the tab asked for, in the details pane (shown again if it was hidden: shell.js)
     const show = (name) => {
       canvas.select(node);
@@ -80,7 +81,7 @@ export function contextMenu(canvas, catalogue, edits, tab) {
     const opener = document.activeElement;
     const isNode = cell.isNode();
     if (isNode && !canvas.selectedNodes().includes(cell)) canvas.select(cell);
-    const title = isNode ? nodeLabel(canvas.doc(cell), catalogue.modules.get(cell.getData().kind), catalogue.datasets) : 'Link';
+    const title = isNode ? nodeLabel(canvas.doc(cell), moduleOf(catalogue.modules, cell.getData()), catalogue.datasets) : 'Link';
     const items = isNode ? nodeItems(cell) : [['Delete', () => { edits.removeCells([cell]); canvas.focus(); }]];
     const buttons = items.map(([label, run, checked]) => {
       const b = button({ role: checked === undefined ? 'menuitem' : 'menuitemcheckbox', tabindex: '-1', class: 'menu-item' }, label);

@@ -61,6 +61,17 @@ export function schemaVersion(extra, docs) {
 }
 
 /** The first free id "n<k>" above every id of that form already taken. */
+/** The module after (step 1) or before (step -1) `currentId` in reading order, top to bottom
+ * then left to right (modules less than `band` px apart vertically share a row); the first or the
+ * last when none is current; it goes round at the ends. items: [{id, x, y}]. */
+export function stepThrough(items, currentId, step, band = 40) {
+  if (!items.length) return null;
+  const order = [...items].sort((a, b) => (Math.abs(a.y - b.y) < band ? a.x - b.x : a.y - b.y)).map((i) => i.id);
+  const at = order.indexOf(currentId);
+  if (at < 0) return step > 0 ? order[0] : order[order.length - 1];
+  return order[(at + step + order.length) % order.length];
+}
+
 export function newNodeId(taken) {
   const ids = new Set(taken);
   let k = 1 + Math.max(0, ...Array.from(ids, (id) => (/^n(\d+)$/.test(id) ? Number(id.slice(1)) : 0)));

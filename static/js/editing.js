@@ -2,7 +2,7 @@
  * fit and auto-layout; the toolbar's buttons and the keyboard shortcuts. */
 import { $ } from './dom.js';
 import { NODE_W, pastedEdgeMeta } from './cells.js';
-import { clipOf, copyOf, newNodeDoc, newNodeId, pastePlan } from './document.js';
+import { clipOf, copyOf, newNodeDoc, newNodeId, pastePlan, stepThrough } from './document.js';
 import { dagrePositions } from './canvas.js';
 import { SHORTCUTS, shownKeys } from './keymap.js';
 import { banner } from './messages.js';
@@ -84,8 +84,10 @@ export function editing(canvas, modules, saveNow) {
   function duplicate(node) {
     const doc = { ...copyOf(canvas.doc(node)), id: newNodeId(nodeIds()) };
     const p = node.getPosition();
-    const copy = graph.addNode(canvas.meta(doc, { x: p.x + NODE_W + 30, y: p.y }));
+    // beside it, moved right past any module already there
+    const copy = graph.addNode(canvas.meta(doc, canvas.freeSpot({ x: p.x + NODE_W + 30, y: p.y }, node.getSize().height)));
     canvas.select(copy);
+    bringIntoView(copy);
     canvas.focus();
   }
 
@@ -95,12 +97,33 @@ export function editing(canvas, modules, saveNow) {
     graph.stopBatch('delete');
   }
 
+  /** Select the module after (1) or before (-1) the one selected, brought into view if it is not. */
+  function selectNext(step) {
+    const nodes = graph.getNodes();
+    const current = canvas.selectedNodes().slice(-1)[0];
+    const id = stepThrough(nodes.map((n) => ({ id: n.id, ...n.getPosition() })), current && current.id, step);
+    const node = id && graph.getCellById(id);
+    if (!node) return;
+    canvas.select(node);
+    bringIntoView(node);
+  }
+
+  /** Centre the view on a node that is not wholly in it. */
+  function bringIntoView(node) {
+    const area = graph.getGraphArea();
+    const box = node.getBBox();
+    if (!(box.x >= area.x && box.y >= area.y && box.x + box.width <= area.x + area.width && box.y + box.height <= area.y + area.height)) {
+      graph.centerCell(node);
+    }
+  }
+
   // the keys come from the one table the "?" overlay lists (keymap.js)
   const STEP = { left: [-10, 0], right: [10, 0], up: [0, -10], down: [0, 10] };
   const actions = {
     delete: removeSelection, copy, paste, undo, redo, deselect: () => selection.clean(), save: saveNow,
     'select-all': () => selection.select(graph.getNodes()), 'zoom-in': () => zoomBy(0.1), 'zoom-out': () => zoomBy(-0.1),
     fit: canvas.fit, move: (combo) => moveSelection(...STEP[combo]),
+    'select-next': () => selectNext(1), 'select-previous': () => selectNext(-1),
   };
   for (const s of SHORTCUTS.filter((x) => x.canvas)) {
     for (const combo of s.combos) {

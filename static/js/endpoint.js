@@ -4,14 +4,13 @@
  * switch is a PATCH), delete. Drawn from the boot data: the endpoint as GET /api/endpoints/<name> gives it. */
 import { api, errorOf } from './api.js';
 import { $, button, h } from './dom.js';
-import { statusLabel } from './statuses.js';
+import { statusLabel } from './statusbook.js';
 import { curlShown, maskKey, msText, registryPaths, timeText } from './registry.js';
 
 const POLL_MS = 3000;
 const KEYS = ['primary', 'secondary'];
 let ep = JSON.parse($('#endpoint-boot').textContent);
 const shown = { primary: false, secondary: false, curl: false };
-let switching = null; // the version a switch asked for: its note goes once every serving process serves it
 
 function say(text, bad = false) {
   const el = $('#action-result');
@@ -89,11 +88,9 @@ function show(data) {
   model.textContent = ep.model;
   model.href = registryPaths.modelPage(ep.model);
   $('#serving-version').textContent = String(ep.version);
+  // the serving processes still load the version asked for: its status says which one answers meanwhile
+  $('#serves-word').textContent = (ep.status_message || '').startsWith('switching') ? 'Switching to' : 'Serves';
   $('#scoring-url').textContent = ep.scoring_url;
-  if (switching !== null && ep.version === switching && ep.status === 'healthy' && !(ep.status_message || '').startsWith('switching')) {
-    switching = null;
-    say('');
-  }
   drawKeys();
   drawVersions();
   drawStats();
@@ -117,8 +114,7 @@ $('#switch-version').addEventListener('click', async () => {
   $('#switch-version').disabled = true;
   const r = await api('PATCH', registryPaths.endpoint(ep.name), { version });
   if (!r.ok) { say(errorOf(r, `Not switched: the server answered ${r.status}.`), true); drawVersions(); return; }
-  say(`Switching to version ${version}: requests go on being answered meanwhile.`);
-  switching = version;
+  say(''); // the status line says how the switch goes, and which version answers meanwhile
   show(r.data);
 });
 

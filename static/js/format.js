@@ -1,5 +1,5 @@
 /* How the page writes durations, sizes, file names and a run's summary (pure). */
-import { statusLabel } from './statuses.js';
+import { statusLabel } from './statusbook.js';
 
 const MB = 2 ** 20;
 
@@ -15,13 +15,30 @@ export function nodeStatusText(info) {
   return `${statusLabel(info.status)}${info.duration != null ? ` · ${duration(info.duration)}` : ''}`;
 }
 
-/** The run banner above the canvas. */
-export function runSummary(run, book, extra = '') {
+/** The line of an error that says what went wrong, cut to `max` characters: the last line that
+ * names an exception (a traceback ends with it, below the script's output), else the first line. */
+export const firstLine = (text, max = 160) => {
+  const lines = String(text || '').split('\n').filter((l) => l.trim());
+  const named = lines.filter((l) => /^\s*[\w.]*(Error|Exception|Interrupt|Exit)\b.*:/.test(l)).pop();
+  const line = (named || lines[0] || '').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+/** The run banner above the canvas: the modules done (completed or reused), those that failed, were
+ * cancelled or did not run, and the first that failed with its error (nameOf: a node id -> how
+ * the page names it). A run none of whose modules has started yet reads "queued". */
+export function runSummary(run, book, extra = '', nameOf = (id) => id) {
   const nodes = Object.values(run.nodes || {});
-  const done = nodes.filter((n) => book.isTerminal(n.status)).length;
-  return `Run #${run.id}: ${run.status}${nodes.length ? ` · ${done}/${nodes.length} modules done` : ''}`
-    + `${run.duration != null ? ` · ${duration(run.duration)}` : ''}${run.message ? ` · ${run.message}` : ''}`
-    + `${extra ? ` · ${extra}` : ''}`;
+  const done = nodes.filter((n) => book.succeeded(n.status)).length;
+  const unsuccessful = book.node.filter((s) => book.isTerminal(s) && !book.succeeded(s)); // failed, cancelled, not run
+  const others = unsuccessful.map((s) => [s, nodes.filter((n) => n.status === s).length])
+    .filter(([, count]) => count).map(([s, count]) => `${count} ${statusLabel(s)}`);
+  const started = nodes.some((n) => n.status === book.running || book.isTerminal(n.status));
+  const status = run.status === book.running && !started ? 'queued' : run.status;
+  const [failedId, failed] = Object.entries(run.nodes || {}).find(([, n]) => n.status === book.failed) || [];
+  const why = failed ? `${nameOf(failedId)} failed${failed.error ? `: ${firstLine(failed.error)}` : ''}` : '';
+  return [`Run #${run.id}: ${status}`, nodes.length ? `${done}/${nodes.length} modules done` : '', ...others,
+    run.duration != null ? duration(run.duration) : '', run.message, why, extra].filter(Boolean).join(' · ');
 }
 
 /** Why an archive is not uploaded, or '' when it may be. */
@@ -39,6 +56,14 @@ export const datasetName = (fileName) => fileName.replace(/\.(zip|tar|tgz|tar\.g
 /** A relative path for a URL: each segment encoded, the slashes kept. */
 export const urlPath = (path) => path.split('/').map(encodeURIComponent).join('/');
 
+/** "2026-11-24 01:57:16" in the reader's time zone: how every page writes a moment (one width,
+ * sorted as it reads, whatever the browser's locale). */
+export function when(iso) {
+  const d = new Date(iso);
+  const two = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
 export const bytes = (n) => `${n.toLocaleString()} bytes`;
 
 // a log longer than this shows its end only (a script may print millions of lines): the page
@@ -49,6 +74,17 @@ export const LOG_TAIL_BYTES = 512 * 1024;
 export const tailStart = (size) => Math.max(0, size - LOG_TAIL_BYTES);
 
 /** `text` cut to its last `limit` characters, at a line start. */
+/** A log as a terminal shows it: a line a progress bar (tqdm) rewrote with carriage returns shows
+ * its last state ("100%|####| 10/10"), not every state one after the other; "\r\n" ends a line. */
+export function settleReturns(text) {
+  if (!text.includes('\r')) return text;
+  return text.split('\n').map((line) => {
+    if (!line.includes('\r')) return line;
+    const states = line.split('\r').filter((s) => s !== '');
+    return states.length ? states[states.length - 1] : '';
+  }).join('\n');
+}
+
 export function keepTail(text, limit = 2 * LOG_TAIL_BYTES) {
   if (text.length <= limit) return text;
   const cut = text.indexOf('\n', text.length - limit);

@@ -18,6 +18,8 @@ export const SHORTCUTS = [
   { id: 'select-all', group: 'Canvas', canvas: true, combos: ['ctrl+a', 'meta+a'], what: 'Select every module' },
   { id: 'deselect', group: 'Canvas', canvas: true, combos: ['escape'], what: 'Clear the selection' },
   { id: 'move', group: 'Canvas', canvas: true, combos: ['left', 'right', 'up', 'down'], what: 'Move the selection by 10 px' },
+  { id: 'select-next', group: 'Canvas', canvas: true, combos: [']'], what: 'Select the next module (top to bottom, left to right)' },
+  { id: 'select-previous', group: 'Canvas', canvas: true, combos: ['['], what: 'Select the previous module' },
   { id: 'zoom-in', group: 'Canvas', canvas: true, combos: ['ctrl+=', 'meta+=', 'ctrl+plus'], what: 'Zoom in' },
   { id: 'zoom-out', group: 'Canvas', canvas: true, combos: ['ctrl+-', 'meta+-'], what: 'Zoom out' },
   { id: 'fit', group: 'Canvas', canvas: true, combos: ['ctrl+0', 'meta+0'], what: 'Fit the pipeline to the screen' },

@@ -9,7 +9,7 @@ import { addMinimap, createCanvas } from './canvas.js';
 import { draftExtra } from './document.js';
 import { editing } from './editing.js';
 import { banner } from './messages.js';
-import { metricsTab } from './metrics.js';
+import { metricsTab } from './metricstab.js';
 import { myModels } from './mymodels.js';
 import { outputsTab, showVisualize } from './outputs.js';
 import { nodePane, tabs } from './pane.js';
@@ -22,14 +22,18 @@ import { quickSearch } from './quicksearch.js';
 import { runsView } from './runs.js';
 import { autosave } from './save.js';
 import { shortcutsHelp } from './shortcuts.js';
-import { statusBook } from './statuses.js';
+import { statusBook } from './statusbook.js';
 import { sweepDialog } from './sweepdialog.js';
+import { moduleOf } from './rules.js';
 
 performance.mark('designer:start');
 const boot = JSON.parse($('#designer-boot').textContent);
 const book = statusBook(boot.statuses);
 const catalogue = {
-  modules: new Map(boot.modules.map((m) => [m.kind, m])),
+  modules: Object.assign(new Map(boot.modules.map((m) => [m.kind, m])), {
+    // a component's versions that are not the latest, for the nodes pinned to one (rules.moduleOf)
+    earlier: new Map((boot.earlier_modules || []).map((m) => [`${m.kind}@${m.version}`, m])),
+  }),
   datasets: new Map((boot.datasets || []).map((d) => [d.id, d])),
 };
 
@@ -68,7 +72,7 @@ const runs = runsView(canvas, book, boot.id, {
   },
 });
 // the metric names the pipeline's modules emit (a sweep's primary metric is one of them)
-const metricNames = () => [...new Set(graph.getNodes().flatMap((n) => (catalogue.modules.get(n.getData().kind) || {}).metrics || []))];
+const metricNames = () => [...new Set(graph.getNodes().flatMap((n) => (moduleOf(catalogue.modules, n.getData()) || {}).metrics || []))];
 const sweeps = sweepDialog({ pipelineId: boot.id, params: store.list, metrics: metricNames, settle: saver.settle });
 store.onChange(sweeps.updateButton);
 const view = { run: runs.run, node: pane.node, tab: tabBar.current, metrics: runs.metrics };

@@ -39,6 +39,7 @@ function clampFrame(graph, map, el) {
     }, 0);
   };
   graph.on('node:added', map.updateViewport);
+  el.addEventListener('minimap:shown', map.updateViewport); // (not drawn while hidden)
   graph.on('node:removed', map.updateViewport);
   map.updateViewport();
 }
@@ -50,8 +51,10 @@ export function addMinimap(graph, el) {
     renderPorts() {}
     update() { super.update({ body: { refWidth: '100%', refHeight: '100%', fill: '#8c959f' } }); }
   }
+  // its size from the style sheet: the map may be hidden (0 x 0) when it is made
+  const size = getComputedStyle(el);
   const map = new X6.MiniMap({
-    container: el, width: el.clientWidth || 200, height: el.clientHeight || 140, padding: 10,
+    container: el, width: parseFloat(size.width) || 200, height: parseFloat(size.height) || 140, padding: 10,
     graphOptions: { async: false, createCellView: (cell) => (cell.isNode() ? MapNodeView : null) },
   });
   graph.use(map);

@@ -4,7 +4,7 @@
  * GET /api/models/<name> gives them), read again every 3 s while a version is being prepared. */
 import { api, errorOf } from './api.js';
 import { $, button, h, muted } from './dom.js';
-import { statusLabel } from './statuses.js';
+import { statusLabel } from './statusbook.js';
 import { deploy, metricRows, parseTags, registryPaths, sizeText, tagTexts, timeText } from './registry.js';
 
 const POLL_MS = 3000;
@@ -19,7 +19,10 @@ function say(text, bad = false) {
 }
 
 const link = (href, text, attrs = {}) => (href ? h('a', { href, ...attrs }, text) : h('span', attrs, text));
-const names = (list) => (list && list.length ? list.map((d) => d.name).join(', ') : '—');
+/** The datasets of a lineage, each a link to its archive while it exists ("digits, pets"). urls: {id: url}. */
+const names = (list, urls = {}) => (list && list.length
+  ? list.flatMap((d, i) => [i ? ', ' : null, urls[d.id] ? h('a', { href: urls[d.id], class: 'dataset-link' }, d.name) : `${d.name} (deleted)`])
+  : '—');
 
 /** The module that fed its training: "ResNet (resnet18)", or a registered model and its version. */
 function startedFrom(s) {
@@ -34,13 +37,13 @@ function startedFrom(s) {
 function lineageRows(v) {
   const l = v.lineage || {};
   const rows = [];
-  if (l.run) rows.push(['Run', link(v.run_url, `#${l.run.id}${l.run.name ? ` ${l.run.name}` : ''}`, { class: 'run-link' })]);
+  if (l.run) rows.push(['Run', link(v.run_url, `#${l.run.id}${l.run.name ? ` ${l.run.name}` : ''}${v.run_deleted ? ' (deleted)' : ''}`, { class: 'run-link' })]);
   else rows.push(['Run', h('span', { class: 'muted' }, 'deleted')]);
   if (l.pipeline) rows.push(['Pipeline', link(v.pipeline_url, l.pipeline.name, { class: 'pipeline-link' })]);
   if (l.node) rows.push(['Module', `${l.node.label || l.node.kind} (${l.node.id})`]);
   const ds = l.datasets || {};
-  rows.push(['Trained on', h('span', { class: 'datasets-training' }, names(ds.training))]);
-  rows.push(['Validated on', h('span', { class: 'datasets-validation' }, names(ds.validation))]);
+  rows.push(['Trained on', h('span', { class: 'datasets-training' }, names(ds.training, v.dataset_urls))]);
+  rows.push(['Validated on', h('span', { class: 'datasets-validation' }, names(ds.validation, v.dataset_urls))]);
   if (l.started_from) rows.push(['Started from', startedFrom(l.started_from)]);
   if (l.model_name) rows.push(['Architecture', l.model_name]);
   return rows;

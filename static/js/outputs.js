@@ -2,8 +2,8 @@
  * followed as it grows; "Register model" for a trained model) and Visualize (an htmx fragment from the server). */
 import { $, h, muted } from './dom.js';
 import { api, errorOf, paths } from './api.js';
-import { LOG_TAIL_BYTES, bytes, keepTail, tailStart, urlPath } from './format.js';
-import { statusLabel } from './statuses.js';
+import { LOG_TAIL_BYTES, bytes, keepTail, settleReturns, tailStart, urlPath } from './format.js';
+import { statusLabel } from './statusbook.js';
 import { nodeStatus } from './runstate.js';
 import { registerButton } from './registerdialog.js';
 
@@ -54,7 +54,7 @@ export function outputsTab(view, book) {
       tail.first = false;
       if (r.data.text) {
         const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-        pre.textContent = keepTail(pre.textContent + r.data.text);
+        pre.textContent = keepTail(settleReturns(pre.textContent + r.data.text));
         if (atEnd) pre.scrollTop = pre.scrollHeight;
       }
       tail.offset = r.data.next_offset;

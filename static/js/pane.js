@@ -3,15 +3,31 @@
 import { $, $$, muted } from './dom.js';
 import { editedData } from './document.js';
 
-/** The tabs; onShow(name) runs after a tab is chosen by a click. */
+/** The tabs (the ARIA tabs pattern: Tab reaches the chosen one, arrows, Home and End move among
+ * them); onShow(name) runs after a tab is chosen by a click or a key. */
 export function tabs(onShow) {
   let current = 'module';
+  const buttons = $$('.tabs [role=tab]');
   function show(name) {
     current = name;
-    for (const b of $$('.tabs [role=tab]')) b.setAttribute('aria-selected', String(b.dataset.tab === name));
+    for (const b of buttons) {
+      b.setAttribute('aria-selected', String(b.dataset.tab === name));
+      b.tabIndex = b.dataset.tab === name ? 0 : -1;
+    }
     for (const p of $$('.tab-panel')) p.hidden = p.id !== `tab-${name}`;
   }
-  for (const b of $$('.tabs [role=tab]')) b.addEventListener('click', () => { show(b.dataset.tab); onShow(b.dataset.tab); });
+  const choose = (b) => { show(b.dataset.tab); onShow(b.dataset.tab); };
+  for (const b of buttons) b.addEventListener('click', () => choose(b));
+  $('.tabs[role=tablist]').addEventListener('keydown', (e) => {
+    const at = buttons.indexOf(document.activeElement);
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: buttons.length - 1 }[e.key];
+    if (at < 0 || to === undefined) return;
+    e.preventDefault();
+    const b = buttons[(to + buttons.length) % buttons.length];
+    b.focus();
+    choose(b);
+  });
+  show(current);
   return { show, current: () => current };
 }
 

@@ -5,6 +5,7 @@ import { portName } from './document.js';
 import { PROBLEM_RED } from './cells.js';
 import { SILENT } from './canvas.js';
 import { recheckBanner } from './messages.js';
+import { moduleOf } from './rules.js';
 
 const text = (p) => p.text || p.message;
 
@@ -41,7 +42,7 @@ export function problemsView(canvas, modules, initial) {
   }, true);
 
   function paintNode(n, msgs, ports) {
-    const title = msgs.length ? msgs.join('\n') : (modules.get(n.getData().kind) || {}).label || n.getData().kind;
+    const title = msgs.length ? msgs.join('\n') : (moduleOf(modules, n.getData()) || {}).label || n.getData().kind;
     n.attr({ body: { stroke: msgs.length ? PROBLEM_RED : '#8c959f', strokeWidth: msgs.length ? 2 : 1, 'data-problems': msgs.length || null, title },
       badge: { text: msgs.length ? `⚠ ${msgs.length}` : '' } }, SILENT);
     for (const port of n.getPorts()) {
@@ -72,8 +73,12 @@ export function problemsView(canvas, modules, initial) {
     if (n) { canvas.select(n); graph.centerCell(n); } else if (p.pipeline_parameter) showParam(p.pipeline_parameter);
   }
 
+  let barSays = null; // what the bar says: drawn again only when that changes (a screen reader reads it out)
   function paintBar() {
     const bar = $('#problems');
+    const says = problems.length ? problems.map(text).join('\n') : `${graph.getNodes().length > 0}`;
+    if (says === barSays && bar.childNodes.length) return;
+    barSays = says;
     if (!problems.length) {
       bar.replaceChildren(graph.getNodes().length ? 'No problems: ready to submit.' : 'Drag modules from the palette onto the canvas.');
       bar.className = 'problems-bar ok';

@@ -1,7 +1,7 @@
 /* A node's progress as its status line shows it (pure): how far it is (epoch 3/10, from its metric
  * events), how long it has been running, its last loss and accuracy; the last figures on hover. */
-import { nodeStatusText } from './format.js';
-import { statusLabel } from './statuses.js';
+import { firstLine, nodeStatusText } from './format.js';
+import { statusLabel } from './statusbook.js';
 
 /** Note a metric event in progress[node]: {step, steps, values: {name: last value}}. */
 export function noteProgress(progress, ev) {
@@ -77,7 +77,8 @@ export function figuresTitle(p, unit, total) {
  * is running; p: its progress; unit, total: as stepText; now: ms since the epoch.
  */
 export function nodeLines(info, live, p, { unit = 'step', total = null, now = Date.now() } = {}) {
-  const title = figuresTitle(p, unit, total);
+  const figures = figuresTitle(p, unit, total);
+  const title = info && info.error ? [firstLine(info.error, 300), figures].filter(Boolean).join('\n') : figures; // why it failed first
   if (!live || !info) return { status: nodeStatusText(info), progress: '', title };
   const time = since(info.started_at, now);
   const status = [statusLabel(info.status), stepText(p, unit, total), time != null ? elapsed(time) : ''].filter(Boolean).join(' · ');

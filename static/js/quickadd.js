@@ -3,7 +3,7 @@
  * offers: {label, text (the palette's), kind, dataset, model, module}: a module, one of the user's datasets or a
  * registered model. */
 import { IN, OUT, portId } from './document.js';
-import { refusal } from './rules.js';
+import { moduleOf, refusal } from './rules.js';
 
 /** Whether the palette's search shows an entry for query `q`: its text, or its module's label,
  * kind, category or description, has it (case aside). The palette's search box and the quick
@@ -31,19 +31,21 @@ export function ranked(entries, q) {
 }
 
 /**
- * The link from node `from` ({id, kind}) to a new node `doc` ({id, kind}): from its first output
- * to the new module's first input that accepts it, as the canvas's rules say (rules.js). Returns
- * {from, fromPort, toPort} (ports as the canvas names them), or null when no input accepts it.
+ * The link from node `from` ({id, kind}) to a new node `doc` ({id, kind}): from output `port`
+ * (as the canvas names it: a link dropped on the blank canvas) or else its first output that
+ * feeds it, to the new module's first input that accepts it, as the canvas's rules say
+ * (rules.js). Returns {from, fromPort, toPort}, or null when no input accepts it.
  */
-export function feedOf(modules, from, doc, links) {
-  const src = modules.get(from.kind);
-  const dst = modules.get(doc.kind);
-  const out = src && src.outputs[0];
-  if (!out || !dst) return null;
+export function feedOf(modules, from, doc, links, port = null) {
+  const src = moduleOf(modules, from);
+  const dst = moduleOf(modules, doc);
+  if (!src || !dst) return null;
   const nodes = new Map([[from.id, from], [doc.id, { id: doc.id, kind: doc.kind }]]);
-  for (const inp of dst.inputs) {
-    const link = { id: null, from: { node: from.id, port: out.name }, to: { node: doc.id, port: inp.name } };
-    if (!refusal(modules, nodes, [...links, link], link)) return { from: from.id, fromPort: portId(OUT, out.name), toPort: portId(IN, inp.name) };
+  for (const out of src.outputs.filter((o) => !port || portId(OUT, o.name) === port)) {
+    for (const inp of dst.inputs) {
+      const link = { id: null, from: { node: from.id, port: out.name }, to: { node: doc.id, port: inp.name } };
+      if (!refusal(modules, nodes, [...links, link], link)) return { from: from.id, fromPort: portId(OUT, out.name), toPort: portId(IN, inp.name) };
+    }
   }
   return null;
 }

@@ -7,6 +7,8 @@ import { NODE_H, NODE_W, nodeLabel } from './cells.js';
 import { placeInView } from './contextmenu.js';
 import { pressed } from './keymap.js';
 import { feedOf, ranked } from './quickadd.js';
+import { moduleOf } from './rules.js';
+import { OUT, portId } from './document.js';
 
 const GAP = 60; // between a module and the one added below it
 
@@ -28,20 +30,24 @@ export function quickSearch(canvas, catalogue, edits) {
   /** Below node `from`, moved right past any module already there. */
   function spotBelow(from) {
     const b = from.getBBox();
-    const spot = { x: b.x, y: b.y + b.height + GAP };
-    const taken = (x) => graph.getNodes().some((n) => n.getBBox().isIntersectWithRect({ x, y: spot.y, width: NODE_W, height: NODE_H }));
-    while (taken(spot.x)) spot.x += NODE_W + 30;
-    return spot;
+    return canvas.freeSpot({ x: b.x, y: b.y + b.height + GAP });
   }
 
-  /** Open the box. at: {client, local} of a double-click, or null (typed: below the module selected, or mid-canvas). */
-  function open(at, text) {
+  /**
+   * Open the box. at: {client, local} of a double-click or of a link's drop, or null (typed: below
+   * the module selected, or mid-canvas); source: {node, port} of a link dropped on the blank
+   * canvas (the module added is fed from that output), else the module selected feeds it.
+   */
+  function open(at, text, source = null) {
     close();
     const nodes = canvas.selectedNodes();
-    const from = nodes.length === 1 && nodes[0].getData().kind ? nodes[0] : null;
-    const fromDoc = from ? { id: from.id, kind: from.getData().kind } : null;
-    const feed = (kind) => (fromDoc ? feedOf(catalogue.modules, fromDoc, { id: '', kind }, canvas.links()) : null);
-    const fromLabel = from ? nodeLabel(canvas.doc(from), catalogue.modules.get(fromDoc.kind), catalogue.datasets) : '';
+    const from = source ? source.node : nodes.length === 1 && nodes[0].getData().kind ? nodes[0] : null;
+    const fromPort = source ? source.port : null;
+    const fromDoc = from ? { id: from.id, kind: from.getData().kind, version: from.getData().version } : null;
+    const feed = (kind) => (fromDoc ? feedOf(catalogue.modules, fromDoc, { id: '', kind }, canvas.links(), fromPort) : null);
+    const fromModule = from ? moduleOf(catalogue.modules, fromDoc) : null;
+    const output = fromPort && fromModule ? fromModule.outputs.find((o) => portId(OUT, o.name) === fromPort) : null;
+    const fromLabel = from ? nodeLabel(canvas.doc(from), fromModule, catalogue.datasets) + (output ? ` (${output.label})` : '') : '';
     const entries = paletteEntries(catalogue.modules);
     let shown = [];
     let active = 0;
@@ -50,12 +56,14 @@ export function quickSearch(canvas, catalogue, edits) {
       'aria-expanded': 'true', 'aria-controls': 'quick-search-list', placeholder: 'Search modules…', autocomplete: 'off' });
     const list = h('ul', { role: 'listbox', id: 'quick-search-list', 'aria-label': 'Modules' });
     const none = h('p', { class: 'quick-empty', hidden: true }, 'No module matches.');
-    const note = from && catalogue.modules.get(fromDoc.kind).outputs.length
+    const note = from && fromModule && fromModule.outputs.length
       ? h('p', { class: 'quick-note', id: 'quick-search-note' }, `links from ${fromLabel}`) : null;
     const box = h('div', { class: 'quick-search', id: 'quick-search', role: 'dialog', 'aria-label': 'Add a module' }, input, note, list, none);
 
     function render() {
       shown = ranked(entries, input.value);
+      // from a dropped link, the modules that take its output come first (as ComfyUI lists them)
+      if (source) shown = [...shown.filter((e) => feed(e.kind)), ...shown.filter((e) => !feed(e.kind))];
       active = Math.min(active, Math.max(0, shown.length - 1));
       list.replaceChildren(...shown.map((e, i) => h('li', { role: 'option', id: `quick-search-${i}`, 'aria-selected': String(i === active), 'data-kind': e.kind },
         h('span', { class: 'quick-label' }, e.label),
@@ -75,7 +83,7 @@ export function quickSearch(canvas, catalogue, edits) {
       if (!e) return;
       const pos = at ? { x: at.local.x - NODE_W / 2, y: at.local.y - NODE_H / 2 } : from ? spotBelow(from) : null;
       close();
-      edits.add(e.kind, e.dataset, e.model ? { model: e.model } : {}, pos, fromDoc ? (doc) => feedOf(catalogue.modules, fromDoc, doc, canvas.links()) : null);
+      edits.add(e.kind, e.dataset, e.model ? { model: e.model } : {}, pos, fromDoc ? (doc) => feedOf(catalogue.modules, fromDoc, doc, canvas.links(), fromPort) : null);
     }
 
     input.addEventListener('input', () => { active = 0; render(); });
@@ -106,6 +114,9 @@ export function quickSearch(canvas, catalogue, edits) {
   }
 
   graph.on('blank:dblclick', ({ e, x, y }) => open({ client: { x: e.clientX, y: e.clientY }, local: { x, y } }, ''));
+  // a link dropped on the blank canvas: what to add there, fed from that output (as ComfyUI does);
+  // once the drop's mouseup is over (X6 then focuses the canvas, which would close the box)
+  canvas.onLinkDropped(({ node, port, at }) => setTimeout(() => open({ client: graph.localToClient(at), local: at }, '', { node, port })));
   // a letter (or digit) typed on the canvas starts a search with it
   container.addEventListener('keydown', (e) => {
     if (document.activeElement !== container || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;

@@ -23,9 +23,19 @@ export function declaredPort(module, group, name) {
   return (group === IN ? module.inputs : module.outputs).find((p) => p.name === name) || null;
 }
 
+/**
+ * The module a node runs: the version its JSON pins (a component's; `modules.earlier` holds the
+ * versions that are not the latest, keyed "kind@version"), else its kind's latest.
+ */
+export function moduleOf(modules, node) {
+  if (!node) return undefined;
+  const pinned = node.version !== undefined && modules.earlier ? modules.earlier.get(`${node.kind}@${node.version}`) : undefined;
+  return pinned || modules.get(node.kind);
+}
+
 /** How a message names a node: "Module label (n3)". */
 export function nodeName(modules, node) {
-  const m = modules.get(node.kind);
+  const m = moduleOf(modules, node);
   return `${m ? m.label : node.kind} (${node.id})`;
 }
 
@@ -58,8 +68,8 @@ export function refusal(modules, nodes, links, link) {
   const dst = nodes.get(link.to.node);
   if (!src || !dst) return '';
   const name = (n) => nodeName(modules, n);
-  const out = declaredPort(modules.get(src.kind), OUT, link.from.port);
-  const inp = declaredPort(modules.get(dst.kind), IN, link.to.port);
+  const out = declaredPort(moduleOf(modules, src), OUT, link.from.port);
+  const inp = declaredPort(moduleOf(modules, dst), IN, link.to.port);
   if (out && inp && !accepts(out.type, inp.type, inp.accepts)) {
     return `Cannot connect ${name(src)} output "${out.label}" (${out.type}) to ${name(dst)} input "${inp.label}" (${inp.type}): `
       + `the types differ; ${inp.label} accepts only ${acceptedText(inp)}.`;

@@ -4,7 +4,7 @@ import { $, $$, button, h, muted } from './dom.js';
 import { api, errorOf, paths } from './api.js';
 import { SILENT, arrange } from './canvas.js';
 import { statusFit } from './cells.js';
-import { duration, runSummary } from './format.js';
+import { duration, runSummary, when } from './format.js';
 import { banner } from './messages.js';
 import { clockOffset, nodeLines, noteProgress } from './progress.js';
 import { EVENTS, addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
@@ -70,9 +70,11 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     el.hidden = false;
     el.className = `run-banner status-${run.status}`;
     const trial = run.trial ? `trial ${run.trial.number} of sweep #${run.trial.sweep}` : '';
-    $('#run-summary').textContent = runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '));
+    const nameOf = (id) => { const n = graph.getCellById(id); const m = n && n.isNode() ? canvas.module(n) : null; return m ? `${m.label} (${id})` : id; };
+    $('#run-summary').textContent = runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '), nameOf);
     el.dataset.status = run.status;
     $('#cancel-run').hidden = book.isRunFinished(run.status);
+    $('#delete-run').hidden = !book.isRunFinished(run.status);
   }
 
   function show(next) { run = next; paintStatuses(); showBanner(); }
@@ -80,7 +82,9 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
   async function refresh() {
     if (!run) return;
     const sent = Date.now();
-    const r = await api('GET', paths.run(run.id));
+    const id = run.id;
+    const r = await api('GET', paths.run(id));
+    if (r.status === 404 && run && run.id === id) { forget(); banner(`Run #${id} is not there: it was deleted.`); return; }
     if (r.ok && r.data.now) skew = clockOffset(r.data.now, sent, Date.now());
     if (r.ok && run && r.data.id === run.id) show(mergeRun(run, r.data, book));
   }
@@ -146,7 +150,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
       const main = h('tr', { 'data-run': x.id, class: cls },
         h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`)),
         h('td', { class: `status-${x.status}` }, x.status),
-        h('td', {}, new Date(x.submitted_at).toLocaleString()),
+        h('td', {}, when(x.submitted_at)),
         h('td', {}, duration(x.duration)));
       const values = valuesText(x.parameters);
       if (!values && !x.trial) return [main];
@@ -196,7 +200,31 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     if (r.ok) show(r.data); else banner(`Cannot cancel: ${errorOf(r, r.status)}`);
   }
 
+  // a run that is over: gone from the list and the canvas; its folders once no other run reuses them
+  async function remove() {
+    if (!run || !window.confirm(`Delete run #${run.id}? Its outputs and logs are removed; an output that a later run reused stays with that run, and registered models stay.`)) return;
+    const r = await api('DELETE', paths.run(run.id));
+    if (!r.ok) { banner(`Cannot delete run #${run.id}: ${errorOf(r, r.status)}`); return; }
+    forget();
+    banner(`Run #${r.data.deleted} deleted.`, { kind: 'info' });
+    list();
+  }
+
+  /** No run on the canvas (the one shown was deleted): no statuses, no banner, no ?run= */
+  function forget() {
+    if (socket) socket.close();
+    socket = null;
+    metrics = {};
+    progress = {};
+    const url = new URL(location.href);
+    url.searchParams.delete('run');
+    window.history.replaceState(null, '', url);
+    show(null);
+    hooks.tabs();
+  }
+
   $('#submit').addEventListener('click', submit);
   $('#cancel-run').addEventListener('click', cancel);
+  $('#delete-run').addEventListener('click', remove);
   return { view, list, run: () => run, metrics: (nodeId) => metrics[nodeId] || {} };
 }

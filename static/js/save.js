@@ -15,7 +15,8 @@ export function autosave(pipelineId, revision, toDraft, onSaved) {
     s.conflict = true;
     setSaveState('Not saved: changed elsewhere', 'bad');
     const reload = () => { window.onbeforeunload = null; location.reload(); };
-    banner(`${answer.data.error} Your edits in this tab are not saved.`, { kind: 'conflict', actions: [['Reload the latest version', reload]] });
+    const error = String(answer.data.error); // the server's clause, as a sentence
+    banner(`${error.charAt(0).toUpperCase()}${error.slice(1)} Your edits in this tab are not saved.`, { kind: 'conflict', actions: [['Reload the latest version', reload]] });
   }
 
   async function attempt() {

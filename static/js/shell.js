@@ -2,6 +2,8 @@
  * - the designer's side panes collapse: each toggle (aria-controls names its pane) hides or shows
  *   it, the canvas takes the width (X6 follows its container), the choice is kept in this browser;
  *   selecting a module does not show a hidden pane, a 'pane:show' event from inside it does;
+ * - the minimap hides and shows; a narrow window (under 1280 px) starts with it hidden, unless the
+ *   user showed it (the choice kept in this browser);
  * - Chart.js draws its text and grid lines in the colours of the colour scheme (charts/theme.js). */
 import { themeCharts } from './charts/theme.js';
 import { browserStorage, paneState } from './panestate.js';
@@ -51,7 +53,29 @@ function collapsingPanes() {
   });
 }
 
+export const MAP_KEY = 'designer.minimap'; // 'shown' | 'hidden' once the user chose
+const NARROW = 1280;
+
+function minimapToggle(storage) {
+  const button = document.getElementById('toggle-minimap');
+  const map = document.getElementById('minimap');
+  function apply(hidden) {
+    map.hidden = hidden;
+    button.setAttribute('aria-expanded', String(!hidden));
+    button.textContent = hidden ? 'Show map' : 'Hide map';
+    button.title = hidden ? 'Show the minimap of the pipeline' : 'Hide the minimap (more room for the canvas)';
+    if (!hidden) map.dispatchEvent(new CustomEvent('minimap:shown'));
+  }
+  const chosen = storage.getItem(MAP_KEY);
+  apply(chosen ? chosen === 'hidden' : window.innerWidth < NARROW);
+  button.addEventListener('click', () => {
+    try { storage.setItem(MAP_KEY, map.hidden ? 'shown' : 'hidden'); } catch { /* refused: this page only */ }
+    apply(!map.hidden);
+  });
+}
+
 if (designer) collapsingPanes();
+if (designer && document.getElementById('toggle-minimap')) minimapToggle(browserStorage());
 // Chart.js is a deferred script that may come after this module, and shell.css (which names the
 // colours) after both: colour the charts once the page and its style sheets are in
 const charts = () => themeCharts(window.Chart);

@@ -7,7 +7,7 @@ import { lineChart } from './charts/lines.js';
 import { fallsByFactors } from './charts/scale.js';
 import { drawParallel } from './charts/parallel.js';
 import { $, h } from './dom.js';
-import { statusLabel } from './statuses.js';
+import { statusLabel } from './statusbook.js';
 import { trialTable } from './sweeptable.js';
 import { compareHref, curveSeries, summaryText, sweepFinished } from './trials.js';
 
@@ -59,6 +59,7 @@ function show(data) {
   drawFinished();
   if (!curves) curves = lineChart($('#curves'), { xTitle: 'epoch', yTitle: metric, logWhenSpread: fallsByFactors(metric) });
   curves.show(curveSeries(sweep));
+  $('#curves-note').hidden = !(sweep.trials || []).some((t) => t.kept_step);
   document.documentElement.dataset.sweepStatus = sweep.status;
   document.documentElement.dataset.sweepLoaded = String(Number(document.documentElement.dataset.sweepLoaded || 0) + 1);
 }

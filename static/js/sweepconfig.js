@@ -136,12 +136,13 @@ export function configToForm(config, params, fixed = {}) {
   const rows = [];
   for (const item of space) {
     const s = item && typeof item === 'object' ? item : {};
-    const keys = EXPRESSIONS[s.expression];
+    const expression = typeof s.expression === 'string' ? s.expression.toLowerCase() : s.expression; // Choice = choice
+    const keys = EXPRESSIONS[expression];
     const values = Array.isArray(s.values) ? s.values : [];
     const fields = {};
-    if (s.expression === 'choice') fields.values = values.map(str).join(', ');
+    if (expression === 'choice') fields.values = values.map(str).join(', ');
     else if (keys) keys.forEach((k, i) => { fields[k] = str(values[i]); });
-    const row = { name: str(s.name), type: typeOf.get(s.name), swept: true, expression: str(s.expression), fields };
+    const row = { name: str(s.name), type: typeOf.get(s.name), swept: true, expression: str(expression), fields };
     if (!keys) row.values = values; // an unknown expression: kept as written
     rows.push(row);
   }
@@ -155,7 +156,7 @@ export function configToForm(config, params, fixed = {}) {
   const { type = 'NoTerminationPolicy', ...polFields } = pol;
   const extra = Object.fromEntries(Object.entries(c).filter(([k]) => !KNOWN.has(k)));
   const form = {
-    sampling: str(c.sampling || 'random'), rows,
+    sampling: str(c.sampling || 'random').toLowerCase().replace(/parametersampling$/, ''), rows, // RandomParameterSampling = random
     policy: { type: str(type), fields: Object.fromEntries(Object.entries(polFields).map(([k, v]) => [k, str(v)])) },
     primary_metric_name: str(c.primary_metric_name), primary_metric_goal: str(c.primary_metric_goal || 'maximize'), extra,
   };

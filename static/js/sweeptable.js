@@ -29,10 +29,18 @@ export function trialTable(table, onPick) {
       h('td', { class: 'number' }, String(trial.number), trial.best ? h('span', { class: 'best-mark', title: 'the best trial' }, '★ best') : null),
       sweep.swept.map((name) => h('td', { class: 'num', 'data-param': name }, formatValue((trial.values || {})[name]))),
       h('td', { class: `status status-${trial.status}` }, trialStatus(trial)),
-      h('td', { class: 'num metric' }, formatValue(trial.value)),
+      metricCell(sweep, trial),
       h('td', { class: 'num' }, String(trial.epochs ?? '')),
       h('td', { class: 'num duration' }, trialDuration(trial)),
       h('td', {}, runCell));
+  }
+
+  function metricCell(sweep, trial) {
+    if (!trial.kept_step) return h('td', { class: 'num metric' }, formatValue(trial.value));
+    const metric = sweep.primary_metric.name;
+    const peak = trial.peak !== null && trial.peak !== trial.value ? `; its best ${metric} was ${formatValue(trial.peak)}` : '';
+    return h('td', { class: 'num metric', title: `${metric} at epoch ${trial.kept_step}, the epoch whose model the training kept (its lowest validation loss)${peak}` },
+      formatValue(trial.value), h('span', { class: 'kept' }, ` (epoch ${trial.kept_step})`));
   }
 
   function show(sweep) {
@@ -43,7 +51,7 @@ export function trialTable(table, onPick) {
     const head = h('thead', {}, h('tr', {},
       h('th', {}, h('span', { class: 'visually-hidden' }, 'Compare')), h('th', {}, 'Trial'),
       sweep.swept.map((name) => h('th', { class: 'num' }, name)),
-      h('th', {}, 'Status'), h('th', { class: 'num', title: `the trial's best ${metric}` }, metric),
+      h('th', {}, 'Status'), h('th', { class: 'num', title: `the trial's ${metric} at the epoch whose model it kept, when its training says (Train PyTorch Model), else its best` }, metric),
       h('th', { class: 'num' }, 'Epochs'), h('th', { class: 'num' }, 'Duration'), h('th', {}, 'Run')));
     // drawn again every few seconds: a check box that had the keyboard's focus gets it back
     const focused = table.contains(document.activeElement) && document.activeElement.closest('tr[data-trial]');

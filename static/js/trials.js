@@ -2,7 +2,7 @@
  * primary metric per epoch of every trial, and where a trial's run is shown. */
 import { runColour } from './charts/colours.js';
 import { duration } from './format.js';
-import { statusLabel } from './statuses.js';
+import { statusLabel } from './statusbook.js';
 
 /** A sweep status that will not change any more (the server's list, boot data `statuses`). */
 export function sweepFinished(sweep, statuses) {
@@ -50,6 +50,7 @@ export function curveSeries(sweep) {
     points: t.curve,
     colour: runColour(t.number),
     width: t.best ? 4 : 2,
+    marked: t.kept_step || null, // the epoch whose model its training kept
   }));
 }
 

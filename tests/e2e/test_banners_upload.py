@@ -78,10 +78,16 @@ def test_a_banner_over_the_canvas_does_not_move_it(page, users):
     box_ = node(page, "src").bounding_box()
     page.mouse.click(box_["x"] + 60, box_["y"] + 15)
     page.keyboard.press("Control+c")
-    page.wait_for_selector("#banner.info:has-text('Copied 1 module(s).')")
-    run_banner, note = box(page, "#run-banner"), box(page, "#banner")
+    # measured in the frame the note shows (it clears itself after 4 s: a busy machine may get there first)
+    seen = page.wait_for_function("""() => {
+        const note = document.querySelector('#banner.info');
+        if (!note || note.hidden || !note.textContent.includes('Copied 1 module(s).')) return null;
+        const r = (sel) => { const b = document.querySelector(sel).getBoundingClientRect(); return {x: b.x, y: b.y, width: b.width, height: b.height}; };
+        return {run: r('#run-banner'), note: r('#banner'), canvas: r('#canvas')};
+    }""").json_value()
+    run_banner, note = seen["run"], seen["note"]
     page.shot("run-banner-and-note")
-    assert box(page, "#canvas") == before
+    assert seen["canvas"] == before
     for b in (run_banner, note):
         assert inside(b, column) and b["y"] >= toolbar["y"] + toolbar["height"] - 0.5 and inside(b, before)
     lower, upper = sorted((run_banner, note), key=lambda b: b["y"], reverse=True)

@@ -14,7 +14,7 @@ def test_a_pipeline_is_built_by_drag_and_drop_and_bad_links_are_refused(page, us
     connect(page, src, "out", add, "input")
     draft = saved(page).draft
     assert [(n["id"], n["kind"]) for n in draft["nodes"]] == [(src, "toy_source"), (add, "toy_add")]
-    assert draft["nodes"][1]["parameters"] == {"amount": 1, "sleep": 0.0, "fail": False}
+    assert draft["nodes"][1]["parameters"] == {"amount": 1, "sleep": 0.0, "fail": False, "hold_file": ""}
     assert links(draft) == [(src, "out", add, "input")]
     assert set(draft["layout"]) == {src, add}
     page.shot("connected")
@@ -227,3 +227,32 @@ def test_the_exported_file_imports_as_an_identical_pipeline_and_runs_headless(pa
     run = Run.objects.get()
     assert run.status == "completed" and f"run {run.id} completed" in out.getvalue(), out.getvalue()
     assert sorted(run.nodes.values_list("node_id", "status")) == [(nid, "completed") for nid in ("left", "left2", "right", "src")]
+
+
+def test_a_narrow_window_starts_with_the_minimap_hidden_and_the_users_choice_is_kept(page, users):
+    """At 1024 px the canvas is half the window: the map would lie over modules. Shown on request
+    (drawing every module, at its size), it stays shown after a reload; at 1400 px it starts shown."""
+    from tests.pipes import two_branches
+
+    page.set_viewport_size({"width": 1024, "height": 700})
+    p = open_designer(page, users["owner"], two_branches())
+    assert page.locator("#minimap").is_hidden() and page.inner_text("#toggle-minimap") == "Show map"
+    page.click("#toggle-minimap")
+    page.wait_for_function("document.querySelectorAll('#minimap [data-cell-id]').length === 4")
+    m, canvas = page.locator("#minimap").bounding_box(), page.locator("#canvas").bounding_box()
+    assert (round(m["width"]), round(m["height"])) == (152, 107)  # 150 x 105 inside its border
+    assert m["x"] + m["width"] <= canvas["x"] + canvas["width"] and m["y"] + m["height"] <= canvas["y"] + canvas["height"]
+    assert page.locator("#minimap .x6-widget-minimap-viewport").is_visible()  # the view's frame, drawn once shown
+    page.shot("map-shown-1024")
+    page.reload()
+    page.wait_for_selector("html[data-designer-ready=true]")
+    assert page.locator("#minimap").is_visible() and page.get_attribute("#toggle-minimap", "aria-expanded") == "true"
+    page.click("#toggle-minimap")
+    assert page.locator("#minimap").is_hidden()
+    page.shot("map-hidden-1024")
+
+    page.evaluate("localStorage.clear()")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{page.base}/pipelines/{p.id}/")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    assert page.locator("#minimap").is_visible() and page.inner_text("#toggle-minimap") == "Hide map"

@@ -78,6 +78,15 @@ def test_a_modules_menu_runs_its_commands(page, users):
     draft = saved(page).draft
     (doc,) = [d for d in draft["nodes"] if d["id"] == copy]
     assert doc["kind"] == "toy_source" and doc["regenerate_output"] is True
+    # a second copy does not land on the first: it goes right past it
+    right_click(page, node(page, "src"))
+    choose(page, "Duplicate")
+    (second,) = [i for i in page.evaluate("designer.graph.getNodes().map(n => n.id)") if i not in ("src", "dist", copy)]
+    at = page.evaluate(f"[['{copy}', '{second}'].map(id => designer.graph.getCellById(id).getBBox())]")[0]
+    assert at[1]["x"] >= at[0]["x"] + at[0]["width"] and at[1]["y"] == at[0]["y"]
+    assert node(page, second).is_visible()  # the view follows it when it lands out of sight
+    right_click(page, node(page, second))
+    choose(page, "Delete")
     # Delete
     right_click(page, node(page, copy))
     choose(page, "Delete")

@@ -67,6 +67,15 @@ def test_a_pipeline_is_built_set_and_submitted_with_the_keyboard_alone(page, use
     page.wait_for_function(f"designer.graph.getCellById('{convert}').getData().parameters.max_expanded_mb === 64")
     page.wait_for_selector("#problems:has-text('No problems')")
     page.shot("built")
+    # ] and [ walk the modules in reading order (the Dataset above its Convert): select one without a mouse
+    tab_to(page, "canvas", key="Shift+Tab")
+    page.keyboard.press("]")
+    page.wait_for_selector(f"#node-form[data-node={data}]")  # Convert was selected: the next one goes round
+    page.keyboard.press("]")
+    page.wait_for_selector(f"#node-form[data-node={convert}]")
+    page.keyboard.press("[")
+    page.wait_for_selector(f"#node-form[data-node={data}]")
+    assert page.locator("#canvas g.x6-node-selected").count() == 1
 
     # Submit, reached from the pane backwards
     tab_to(page, "submit", key="Shift+Tab")
@@ -139,3 +148,21 @@ def test_the_question_mark_lists_the_shortcuts_from_the_table_that_binds_them(pa
     page.keyboard.press("Enter")
     dialog.wait_for(state="detached")
     assert active(page) == "shortcuts"
+
+
+def test_the_pane_tabs_are_one_tab_stop_and_arrows_move_among_them(page, users):
+    open_designer(page, users["owner"])
+    record_pointer_events(page)
+    tab_to(page, "tab-button-module")
+    assert page.evaluate("[...document.querySelectorAll('[role=tab]')].map(b => b.tabIndex)") == [0, -1, -1, -1, -1]
+    page.keyboard.press("ArrowRight")
+    assert active(page) == "tab-button-runs"
+    assert page.get_attribute("#tab-button-runs", "aria-selected") == "true" and page.is_visible("#tab-runs")
+    page.keyboard.press("End")
+    assert active(page) == "tab-button-visualize" and page.is_visible("#tab-visualize")
+    page.keyboard.press("ArrowRight")  # round to the first
+    assert active(page) == "tab-button-module" and page.is_hidden("#tab-visualize")
+    page.keyboard.press("ArrowLeft")
+    assert active(page) == "tab-button-visualize"
+    assert page.get_attribute("#tab-visualize", "aria-labelledby") == "tab-button-visualize"
+    assert page.evaluate("window.pointerEvents") == []

@@ -18,7 +18,7 @@ from tests.pipes import node as n
 
 pytestmark = pytest.mark.browser
 
-EPOCHS = 3
+EPOCHS = 5  # four epochs of room to see it running, on a busy machine too
 KEEP = {"dataset", "convert", "split", "transform", "apply_train", "apply_val", "resnet", "train"}
 
 

@@ -68,9 +68,11 @@ def watched(browser, request):
     context.close()
 
 
-def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watched, transactional_db):
+def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watched, transactional_db, tmp_path):
     web, workers = site
     page = watched
+    hold = tmp_path / "hold"  # both branches run on only once the page has shown them running, side by side
+    hold.touch()
     get_user_model().objects.create_user("owner", password=PASSWORD)
 
     # an anonymous visitor's 404 lists no URL (no debug page)
@@ -85,7 +87,7 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
     page.click("button[type=submit]")
     page.wait_for_url(web.url + "/")
     p = Pipeline.objects.create(owner=get_user_model().objects.get(username="owner"), name="toy pipeline",
-                                draft=two_branches(sleep=1.5))
+                                draft=two_branches(sleep=1.5, hold=str(hold), held=("left", "right")))
     answer = page.goto(f"{web.url}/pipelines/{p.id}/")
     page.wait_for_selector("html[data-designer-ready=true]")
     policy = answer.headers["content-security-policy"]
@@ -109,7 +111,9 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
     assert saved(page).draft["nodes"][3]["parameters"]["amount"] == 7
     page.click("#submit")
     page.wait_for_selector('#canvas g[data-cell-id="right"] [data-status="running"]', timeout=30_000)
+    page.wait_for_selector('#canvas g[data-cell-id="left"] [data-status="running"]', timeout=30_000)
     page.shot("running")
+    hold.unlink()
     page.wait_for_selector("#run-banner[data-status=completed]", timeout=90_000)
     for nid in ("src", "left", "left2", "right"):
         assert node(page, nid).locator("[data-status]").get_attribute("data-status") == "completed"

@@ -5,7 +5,7 @@ one module selected, the new one is linked from it ("links from ...")."""
 import pytest
 
 from designer.pipelines.models import Dataset
-from tests.e2e.helpers import links, node, open_designer, saved, select
+from tests.e2e.helpers import drag, links, node, open_designer, port, saved, select
 from tests.pipes import node as n
 from tests.pipes import pipeline
 
@@ -156,3 +156,29 @@ def test_the_box_and_the_menu_follow_the_dark_theme(page, users):
     menu.wait_for()
     assert menu.evaluate("e => getComputedStyle(e).backgroundColor") != "rgb(255, 255, 255)"
     page.shot("dark-menu")
+
+
+def test_a_link_dropped_on_the_blank_canvas_asks_what_to_add_there_fed_from_that_output(page, users):
+    open_designer(page, users["owner"], pipeline([n("split", "split_image_directory")], []))
+    c = page.locator("#canvas").bounding_box()
+    split = node(page, "split").bounding_box()
+    drop = (split["x"] + split["width"] + 120, split["y"] - 200)  # blank canvas, with room below for the box
+    drag(page, port(page, "split", "out:results_dataset2"), drop)
+    box = page.locator("#quick-search")
+    box.wait_for()
+    assert page.inner_text("#quick-search-note") == "links from Split Image Directory (Results dataset2)"
+    b = box.bounding_box()
+    assert abs(b["x"] - drop[0]) <= 6 and abs(b["y"] - drop[1]) <= 6  # where the link was dropped (its end snaps to the grid)
+    assert c["y"] < b["y"]
+    page.shot("dropped-link-search")
+    # the modules that take an image directory come first: none of them is marked "not linked"
+    assert page.locator("#quick-search [role=option]").first.locator(".quick-nolink").count() == 0
+    assert options(page)[0] == "Apply Image Transformation"
+    page.keyboard.type("toy add")
+    page.keyboard.press("Enter")
+    box.wait_for(state="detached")
+    (added,) = [i for i in node_ids(page) if i != "split"]
+    assert links(saved(page).draft) == [("split", "results_dataset2", added, "input")]
+    # a click on an output (no drag) opens nothing
+    port(page, "split", "out:results_dataset1").click()
+    assert page.locator("#quick-search").count() == 0

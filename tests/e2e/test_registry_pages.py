@@ -16,6 +16,7 @@ from designer.engine import latency
 from designer.pipelines import endpoints
 from designer.pipelines.api import EMPTY_PIPELINE
 from designer.pipelines.models import (
+    Dataset,
     Endpoint,
     EndpointError,
     EndpointStats,
@@ -34,12 +35,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 CLASSES = [str(d) for d in range(10)]
 
 
-def lineage(run, pipeline, accuracy):
+def lineage(run, pipeline, accuracy, training_id=1):
     return {
         "run": {"id": run.id, "name": run.name}, "pipeline": {"id": pipeline.id, "name": pipeline.name},
         "node": {"id": "train", "kind": "train_pytorch_model", "label": "Train PyTorch Model"},
-        "datasets": {"training": [{"id": 1, "name": "digits-train", "node": "dataset"}],
-                     "validation": [{"id": 2, "name": "digits-holdout", "node": "holdout"}]},
+        "datasets": {"training": [{"id": training_id, "name": "digits-train", "node": "dataset"}],
+                     "validation": [{"id": 99999, "name": "digits-holdout", "node": "holdout"}]},  # deleted since
         "parameters": {"epochs": 4, "learning_rate": 0.05, "batch_size": 16},
         "started_from": {"node": "resnet", "kind": "resnet", "label": "ResNet", "parameters": {"model_name": "resnet18"}},
         "metrics": {"best_epoch": 3, "epochs_run": 4, "validation_loss": 0.0912, "validation_top1_accuracy": accuracy},
@@ -51,6 +52,7 @@ def seed_model(owner, name="digits", versions=(("ready", ""), ("ready", ""), ("f
     """A model with one version per (status, error), each with a run of a pipeline and a folder."""
     pipeline = Pipeline.objects.create(owner=owner, name="digits pipeline", draft=dict(EMPTY_PIPELINE))
     model = RegisteredModel.objects.create(owner=owner, name=name)
+    data = Dataset.objects.create(owner=owner, name="digits-train", file=f"datasets/{owner.id}/seed/digits-train.zip")
     for number, (status, error) in enumerate(versions, 1):
         run = Run.objects.create(owner=owner, pipeline=pipeline, name=f"run {number}", snapshot=dict(EMPTY_PIPELINE), status="completed")
         folder = Path(settings.ARTIFACT_ROOT) / "models" / str(owner.id) / str(model.id) / str(number)
@@ -60,7 +62,7 @@ def seed_model(owner, name="digits", versions=(("ready", ""), ("ready", ""), ("f
             model=model, version=number, status=status, error=error, folder=str(folder.relative_to(settings.ARTIFACT_ROOT)),
             size=2_400_000, has_onnx=status == "ready", run=run, pipeline=pipeline, node_id="train",
             description=f"digits, try {number}", tags={"data": "sklearn", "seed": str(number)},
-            lineage=lineage(run, pipeline, 0.9 + number / 100))
+            lineage=lineage(run, pipeline, 0.9 + number / 100, data.id))
     return model
 
 
@@ -98,6 +100,7 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     row = page.locator("#models tr[data-model=digits]")
     assert row.locator("td").nth(1).inner_text() == "3" and row.locator("td").nth(3).inner_text() == "3"
     assert row.locator(".badge").inner_text() == "failed"
+    assert row.locator(".earlier-ready").inner_text() == "2 earlier ready"  # the model is still usable
     both_widths(page, request, "models")
 
     row.locator("a", has_text="digits").click()
@@ -111,7 +114,9 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     assert v2.locator("a.run-link").inner_text() == f"#{run2.id} run 2"
     assert v2.locator("a.pipeline-link").inner_text() == "digits pipeline"
     assert v2.locator(".datasets-training").inner_text() == "digits-train"
-    assert v2.locator(".datasets-validation").inner_text() == "digits-holdout"
+    data = Dataset.objects.get(name="digits-train")
+    assert v2.locator(".datasets-training a.dataset-link").get_attribute("href") == f"/api/datasets/{data.id}/download"
+    assert v2.locator(".datasets-validation").inner_text() == "digits-holdout (deleted)"
     lineage_text = v2.locator("dl.lineage").inner_text()
     assert "ResNet (resnet18)" in lineage_text and "Train PyTorch Model (train)" in lineage_text
     metrics = v2.locator("dl.metrics").inner_text()
@@ -145,7 +150,7 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     endpoint = Endpoint.objects.get(name="digits")
     assert endpoint.version.version == 2 and endpoint.owner == owner
     assert page.inner_text("#endpoint-status") == "unavailable"
-    assert "no serving process" in page.inner_text("#status-message")
+    assert "No serving process" in page.inner_text("#status-message")
     assert page.inner_text("#serving-version") == "2"
     assert page.inner_text("#scoring-url").endswith("/api/endpoints/digits/score")
     primary = page.locator(".key-row[data-key=primary] code.key")
@@ -167,7 +172,7 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     healthy(endpoint)
     page.wait_for_selector("html[data-endpoint-status=healthy]", timeout=15_000)
     page.wait_for_function("document.querySelector('#stat-requests').textContent === '100'")
-    assert page.inner_text("#status-message") == "serving version 2 on 1 serving process"
+    assert page.inner_text("#status-message") == "Serving version 2 on 1 serving process"
     p50, p95 = page.inner_text("#stat-p50"), page.inner_text("#stat-p95")
     assert p50.endswith(" ms") and 3.8 <= float(p50.split()[0]) <= 4.2, p50
     assert p95.endswith(" ms") and 11 <= float(p95.split()[0]) <= 13, p95
@@ -197,11 +202,12 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     page.wait_for_function("document.querySelector('#serving-version').textContent === '1'")
     endpoint.refresh_from_db()
     assert endpoint.version.version == 1
-    assert page.inner_text("#action-result").startswith("Switching to version 1")
+    assert page.inner_text("#serves-word") == "Switching to"  # not "Serves": version 2 answers until it is loaded
+    assert "meanwhile version 2 answers" in page.inner_text("#status-message")
     full_shot(page, request, "endpoint-switching")
     healthy(endpoint)  # the serving process has loaded version 1: the switch's note goes
     page.wait_for_function("document.querySelector('#status-message').textContent === 'serving version 1 on 1 serving process'")
-    assert page.inner_text("#action-result") == ""
+    assert page.inner_text("#action-result") == "" and page.inner_text("#serves-word") == "Serves"
     full_shot(page, request, "endpoint-switched")
 
     # the endpoints list

@@ -27,11 +27,14 @@ def select(page, nid):
 
 
 @pytest.mark.production  # the second pass: statuses through Redis (channel layer and broker) and PostgreSQL
-def test_a_submitted_run_shows_every_status_live_with_outputs_logs_and_metrics(page, users, shared_worker):
-    open_designer(page, users["owner"], two_branches(fail_left=True, sleep=1.0))
+def test_a_submitted_run_shows_every_status_live_with_outputs_logs_and_metrics(page, users, shared_worker, tmp_path):
+    hold = tmp_path / "hold"  # "left" runs on only once the page has shown it running
+    hold.touch()
+    open_designer(page, users["owner"], two_branches(fail_left=True, sleep=1.0, hold=str(hold)))
     page.click("#submit")
     wait_status(page, "left", "running")  # seen while it runs, through the websocket
     page.shot("running")
+    hold.unlink()
     wait_status(page, "left", "failed")
     wait_status(page, "right", "completed")
     wait_status(page, "src", "completed")
@@ -100,11 +103,18 @@ def test_queued_reused_and_regenerated_statuses_and_the_runs_history(page, users
     select(page, "b")
     page.wait_for_selector("#node-form[data-node=b]")
     page.check("#regenerate-output")
+    # every status b is drawn with, however briefly (a page that connects late replays the events)
+    page.evaluate("""() => {
+        window.statusesOfB = [];
+        new MutationObserver(records => records.filter(r => r.target.closest('g[data-cell-id="b"]'))
+            .forEach(r => window.statusesOfB.push(r.oldValue, r.target.getAttribute('data-status'))))
+            .observe(document.querySelector('#canvas'), {subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-status']});
+    }""")
     page.click("#submit")
     third = first.id + 2
     page.wait_for_selector(f"#run-banner:has-text('Run #{third}')")
-    wait_status(page, "b", "running")
-    page.wait_for_selector("#run-banner[data-status=completed]", timeout=30_000)
+    page.wait_for_selector(f"#run-banner[data-status=completed]:has-text('Run #{third}')", timeout=30_000)
+    assert "running" in page.evaluate("window.statusesOfB"), page.evaluate("window.statusesOfB")
     assert statuses(page, ["src", *"abc"]) == {"src": "reused", "a": "reused", "b": "completed", "c": "reused"}
     assert Run.objects.get(pk=third).nodes.get(node_id="b").reused_from is None
 
@@ -142,23 +152,25 @@ def test_a_loss_spread_over_two_decades_is_drawn_on_a_log_axis(page, users, shar
     assert (chart_of(page, "loss")["y"], chart_of(page, "loss")["yTitle"]) == ("linear", "")
 
 
-def test_metrics_chart_grows_while_the_node_trains(page, users, shared_worker):
-    open_designer(page, users["owner"], pipeline([n("train", "toy_training", epochs=8, epoch_seconds=0.8)], []))
+def test_metrics_chart_grows_while_the_node_trains(page, users, shared_worker, tmp_path):
+    hold = tmp_path / "hold"  # the training waits after its first epoch until the chart has shown it
+    hold.touch()
+    open_designer(page, users["owner"], pipeline([n("train", "toy_training", epochs=14, epoch_seconds=0.6, hold_file=str(hold))], []))
     page.click("#submit")
     wait_status(page, "train", "running")
     select(page, "train")
     page.click("[data-tab=metrics]")
-    chart_of(page, "loss")
+    page.wait_for_function(f"({CHART_OF})('loss') && ({CHART_OF})('loss').lines[0].points.length === 1")
     seen = metric_points(page, "loss")
-    assert 1 <= seen < 8
+    hold.unlink()
     page.wait_for_function(f"({CHART_OF})('loss').lines[0].points.length > {seen}", timeout=10_000)
     grown = metric_points(page, "loss")
-    assert status(page, "train") == "running" and grown < 8, grown  # drawn while it trains, not at the end
+    assert status(page, "train") == "running" and grown < 14, grown  # drawn while it trains, not at the end
     page.shot("metrics-live")
     wait_status(page, "train", "completed", timeout=30_000)
-    page.wait_for_function(f"({CHART_OF})('loss').lines[0].points.length === 8 && ({CHART_OF})('accuracy').lines[0].points.length === 8")
+    page.wait_for_function(f"({CHART_OF})('loss').lines[0].points.length === 14 && ({CHART_OF})('accuracy').lines[0].points.length === 14")
     loss = chart_of(page, "loss")
-    assert loss["title"] == "Loss" and loss["x"] == "step" and loss["lines"][0]["points"][-1] == {"x": 8, "y": 0.125}
+    assert loss["title"] == "Loss" and loss["x"] == "step" and loss["lines"][0]["points"][-1] == {"x": 14, "y": 1 / 14}
 
 
 def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, shared_worker):
@@ -167,7 +179,7 @@ def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, 
     while not Worker.objects.filter(hostname=shared_worker.hostname).exists():
         assert time.monotonic() < deadline, "the worker did not register"
         time.sleep(0.1)
-    toy = n("toy", "toy_distributed", steps=16, step_seconds=0.5)
+    toy = n("toy", "toy_distributed", steps=30, step_seconds=0.5)  # 15 s: the page follows the log while it grows
     toy["run_settings"] = {"node_count": 1, "process_count_per_node": 2}
     open_designer(page, users["owner"], pipeline([toy], []))
     page.click("#submit")
@@ -184,7 +196,7 @@ def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, 
     assert "rank 1 of 2" in page.inner_text("#log-text")
     page.shot("distributed-logs")
     wait_status(page, "toy", "completed", timeout=60_000)
-    page.wait_for_selector("#log-text:has-text('step 16: sum 2')")
+    page.wait_for_selector("#log-text:has-text('step 30: sum 2')")
     page.select_option("#log-file", "70_mpi_log.txt")
     page.wait_for_selector("#log-text:has-text('every node finished')")
     assert page.locator("#tab-outputs a:text('download 70_driver_log_0.txt')").count() == 1
@@ -204,7 +216,7 @@ def test_a_run_is_cancelled_from_the_page_and_a_reload_catches_up(page, users, s
     assert Run.objects.get().status == "cancelled"
 
 
-def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catches_up(request, browser, users, shared_worker, transactional_db):
+def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catches_up(request, browser, users, shared_worker, transactional_db, tmp_path):
     from tests.conftest import wait_for_run
     from tests.e2e.conftest import Server, shot_dir, sign_in
 
@@ -215,11 +227,15 @@ def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catch
         page = context.new_page()
         page.set_default_timeout(20_000)
         page.base = server.url
-        open_designer(page, users["owner"], two_branches(sleep=3.0))
+        # "right" and "left2" run on only once the server has gone: the page must not see them end first
+        hold = tmp_path / "hold"
+        hold.touch()
+        open_designer(page, users["owner"], two_branches(sleep=1.0, hold=str(hold), held=("right", "left2")))
         page.click("#submit")
         wait_status(page, "right", "running")
         server.stop()
         page.wait_for_selector("#banner >> text=Lost the connection to the server; reconnecting")
+        hold.unlink()
         # the run goes on without the web server, to its end
         run = wait_for_run(Run.objects.get().id, timeout=60)
         assert run.status == "completed"

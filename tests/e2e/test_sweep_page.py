@@ -10,9 +10,9 @@ from tests.pipes import link, node, pipeline
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 
-def tuning_pipeline(epochs=4, epoch_seconds=0.6):
+def tuning_pipeline(epochs=4, epoch_seconds=0.6, **fit):
     """src -> fit (Toy tuning), its Learning rate and Batch size bound to pipeline parameters."""
-    doc = pipeline([node("src", "toy_source", value=1), node("fit", "toy_tuning", epochs=epochs, epoch_seconds=epoch_seconds)],
+    doc = pipeline([node("src", "toy_source", value=1), node("fit", "toy_tuning", epochs=epochs, epoch_seconds=epoch_seconds, **fit)],
                    [link("src", "fit")], name="tuning")
     doc["schema_version"] = 2
     doc["parameters"] = [{"name": "lr", "type": "float", "default": 0.5, "min": 1e-9, "max": 1.0},
@@ -37,13 +37,20 @@ def full_shot(page, request, name):
     page.screenshot(path=str(shot_dir(request) / f"{name}.png"), full_page=True)
 
 
-def test_a_sweeps_trials_live_with_its_charts_then_apply_best_and_compare(page, users, owner_client, shared_worker, request):
-    p, started = start_sweep(owner_client, users["owner"])
+def test_a_sweeps_trials_live_with_its_charts_then_apply_best_and_compare(page, users, owner_client, shared_worker, request, tmp_path):
+    # each trial says it kept the model of epoch 3 (as Train PyTorch Model does, its lowest validation loss);
+    # the trials wait after their first epoch until the page has shown one running
+    hold = tmp_path / "hold"
+    hold.touch()
+    p, started = start_sweep(owner_client, users["owner"], keep_epoch=3, hold_file=str(hold))
     page.goto(f"{page.base}/sweeps/{started['id']}/")
     page.wait_for_selector("html[data-sweep-loaded]")
     # seen while it runs: a trial running, then finished ones, without reloading the page
     page.wait_for_selector("#trials tr[data-status=running]", timeout=30_000)
+    # before a trial has ended, no empty axes: a line says what will come
+    assert page.wait_for_selector("#parallel .parallel-empty").inner_text().startswith("No trial has ended with a value of score yet")
     full_shot(page, request, "running")
+    hold.unlink()
     page.wait_for_selector("#trials tr[data-status=completed]", timeout=60_000)
     page.wait_for_selector("html[data-sweep-status=completed]", timeout=120_000)
     sweep = Sweep.objects.get(pk=started["id"])
@@ -53,13 +60,19 @@ def test_a_sweeps_trials_live_with_its_charts_then_apply_best_and_compare(page, 
     rows = page.locator("#trials tbody tr")
     assert rows.count() == 4
     assert page.inner_text("#sweep-status") == "completed"
-    assert page.inner_text("#sweep-message") == sweep.message
+    assert page.inner_text("#sweep-message") == sweep.message[0].upper() + sweep.message[1:]
     assert "random sampling · NoTerminationPolicy · maximize score · 4 of 4 trials finished" in page.inner_text("#sweep-facts")
     marked = page.locator("#trials tr.best")
     assert marked.count() == 1 and marked.get_attribute("data-trial") == str(best.number)
     assert "best" in marked.locator("td.number").inner_text()
     assert marked.locator("td[data-param=batch]").inner_text() == str(best.values["batch"])
-    assert marked.locator("td.metric").inner_text() != "—"
+    metric = marked.locator("td.metric")
+    assert metric.inner_text().endswith(" (epoch 3)") and metric.inner_text() != "— (epoch 3)", metric.inner_text()
+    assert "at epoch 3, the epoch whose model the training kept" in metric.get_attribute("title")
+    assert "its best score was" in metric.get_attribute("title")  # epoch 4 scored higher
+    assert page.locator("#curves-note").is_visible()  # the chart marks each trial's kept epoch
+    styles = page.evaluate("Chart.getChart(document.querySelector('#curves')).data.datasets[0].pointStyle")
+    assert styles == ["circle", "circle", "rectRot", "circle"], styles
     assert marked.locator("a.run-link").get_attribute("href") == f"/pipelines/{p.id}/?run={best.run_id}"
     assert set(rows.locator("td.status").all_inner_texts()) == {"completed"}
     # the charts: a line per finished trial, a log axis for the loguniform rate
@@ -126,13 +139,13 @@ def test_a_trial_its_policy_stopped_reads_early_terminated(page, users, owner_cl
     """A rate 1000x too small meets a good one: the Bandit policy stops it before its last epoch."""
     config = {"sampling": "grid", "policy": {"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 1},
               "parameter_space": [{"name": "lr", "expression": "choice", "values": [0.01, 0.00001, 0.000005]}]}
-    _, started = start_sweep(owner_client, users["owner"], total=3, concurrent=2, config=config, epochs=8, epoch_seconds=0.3)
+    _, started = start_sweep(owner_client, users["owner"], total=3, concurrent=2, config=config, epochs=16, epoch_seconds=0.3)
     page.goto(f"{page.base}/sweeps/{started['id']}/")
     page.wait_for_selector("html[data-sweep-status=completed]", timeout=120_000)
     stopped = page.locator("#trials tr[data-status=early_terminated]")
     assert stopped.count() >= 1
     assert stopped.first.locator("td.status").inner_text() == "early terminated"
-    assert int(stopped.first.locator("td.num").nth(2).inner_text()) < 8  # epochs run
+    assert int(stopped.first.locator("td.num").nth(2).inner_text()) < 16  # epochs run
     assert page.locator("#trials tr.best td[data-param=lr]").inner_text() == "0.01"
     # a choice axis shows the choices themselves; the stopped trials are drawn too, with what they reached
     assert page.locator("#parallel polyline.trial-line").count() == 3

@@ -10,8 +10,8 @@ from designer.engine.sweep_config import (
     SweepConfigInvalid,
     check,
     grid_size,
-    parse_text,
 )
+from designer.engine.sweep_text import parse_text
 
 PARAMETERS = [
     {"name": "learning_rate", "type": "float", "default": 0.001, "min": 1e-06, "max": 1.0},
@@ -79,6 +79,12 @@ def test_json_is_read_too_and_hyperdrive_capitals_are_accepted():
     assert (config.primary_metric_goal, config.sampling) == ("maximize", "random")
     assert check(base(policy={"type": "median_stopping"}), PARAMETERS, METRICS).policy.type == "MedianStoppingPolicy"
     assert check(base(policy="NoTerminationPolicy"), PARAMETERS, METRICS).policy == Policy("NoTerminationPolicy")
+    # SDK v1's class names, and expressions written as the SDK's functions (Choice, LogUniform)
+    for name, sampling in [("RandomParameterSampling", "random"), ("GridParameterSampling", "grid"),
+                           ("BayesianParameterSampling", "bayesian")]:
+        config = check(space(("batch_size", "Choice", [16, 32])) | {"sampling": name}, PARAMETERS, METRICS)
+        assert config.sampling == sampling and config.parameter_space == (Expression("batch_size", "choice", (16, 32)),)
+    assert check(space(("learning_rate", "LogUniform", [-9, -2])), PARAMETERS, METRICS).parameter_space[0].expression == "loguniform"
 
 
 def test_exponents_without_a_dot_are_numbers_in_yaml():

@@ -200,6 +200,13 @@ def test_bandit_stops_a_trial_outside_the_slack_of_the_best(storage):
     assert race(storage, {"type": "BanditPolicy", "slack_amount": 0.28}, losses, goal="minimize") == [None, 3]  # 0.7 > 0.4 + 0.28
 
 
+def test_bandit_judges_a_trial_by_its_best_so_far_so_one_noisy_epoch_does_not_end_it(storage):
+    # epoch 3: the second trial dips to 0.70, under 0.82 / 1.1, but its best so far (0.85) leads: it goes on
+    steady, noisy = [0.5, 0.82, 0.82, 0.82], [0.6, 0.85, 0.70, 0.86]
+    assert race(storage, {"type": "BanditPolicy", "slack_factor": 0.1}, [steady, noisy]) == [None, None]
+    assert race(storage, {"type": "BanditPolicy", "slack_factor": 0.1}, [steady, [0.6, 0.7, 0.72, 0.9]]) == [None, 2]
+
+
 def test_median_stopping_stops_a_trial_whose_best_is_below_the_median_of_the_others_averages(storage):
     # at epoch 1 FAIR's 0.48 is above the median (0.3) of GOOD's 0.5 and POOR's 0.1; POOR's 0.1 was below GOOD's 0.5
     assert race(storage, {"type": "MedianStoppingPolicy"}, [GOOD, POOR, FAIR]) == [None, 1, None]

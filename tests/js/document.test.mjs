@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  clipOf, draftExtra, editedData, linkOf, newNodeDoc, newNodeId, nodeData, nodeDoc, paramValue, pastePlan, portName, splitPortId, toDraft,
+  clipOf, draftExtra, editedData, linkOf, newNodeDoc, newNodeId, nodeData, nodeDoc, paramValue, pastePlan, portName, splitPortId, stepThrough, toDraft,
 } from '../../static/js/document.js';
 import { MODULES } from './fixtures.mjs';
 
@@ -88,4 +88,16 @@ test('an edit in the pane changes a copy of the node data', () => {
   assert.equal(editedData(data, { comment: true, value: 'note' }).comment, 'note');
   assert.equal(editedData(data, { regenerate: true, checked: true }).regenerate_output, true);
   assert.equal(editedData(data, { value: 'x' }), null);
+});
+
+test('the next module in reading order: rows top to bottom, left to right within a row, round at the ends', () => {
+  const items = [{ id: 'train', x: 300, y: 200 }, { id: 'data', x: 0, y: 0 }, { id: 'model', x: 400, y: 10 },
+    { id: 'score', x: 100, y: 400 }, { id: 'split', x: 50, y: 215 }];
+  const walk = [];
+  let id = null;
+  for (let i = 0; i < 6; i += 1) { id = stepThrough(items, id, 1); walk.push(id); }
+  assert.deepEqual(walk, ['data', 'model', 'split', 'train', 'score', 'data']);
+  assert.equal(stepThrough(items, null, -1), 'score');
+  assert.equal(stepThrough(items, 'data', -1), 'score');
+  assert.equal(stepThrough([], null, 1), null);
 });

@@ -10,6 +10,7 @@ const COPY = {
   node: ['pending', 'queued', 'running', 'completed', 'failed', 'reused', 'cancelled', 'not_run'],
   run: ['queued', 'running', 'completed', 'failed', 'cancelled'],
   terminal: ['cancelled', 'completed', 'failed', 'not_run', 'reused'],
+  succeeded: ['completed', 'reused'],
   run_finished: ['cancelled', 'completed', 'failed'],
   active: ['pending', 'queued', 'running'],
   event_status: { node_started: 'running', node_finished: 'completed', node_failed: 'failed', node_cancelled: 'cancelled', node_reused: 'reused' },

@@ -47,6 +47,22 @@ test('positions run from 0 at the bottom to 1 at the top, on a log scale where t
   assert.deepEqual(ticks(log).map((t) => t.text), ['0.001', '0.01', '0.1']);
 });
 
+test('axes are labelled at round values: powers of ten on a log axis, whole steps for whole numbers', () => {
+  const texts = (axis) => ticks(axis).map((t) => t.text);
+  assert.deepEqual(texts({ kind: 'log', lo: Math.exp(-9.3), hi: Math.exp(-1) }), ['1e-4', '0.001', '0.01', '0.1']);
+  assert.deepEqual(texts({ kind: 'log', lo: 0.002, hi: 0.008 }), ['0.002', '0.008']); // no power of ten inside: its ends
+  assert.deepEqual(texts({ kind: 'log', lo: 1e-9, hi: 1 }), ['1e-9', '1e-7', '1e-5', '0.001', '0.1']);
+  assert.deepEqual(texts({ kind: 'linear', lo: 0.5, hi: 0.8 }), ['0.5', '0.6', '0.7', '0.8']);
+  assert.deepEqual(texts({ kind: 'linear', lo: 0.512, hi: 0.93 }), ['0.6', '0.7', '0.8', '0.9']);
+  assert.deepEqual(texts({ kind: 'linear', lo: 0, hi: 5, whole: true }), ['0', '1', '2', '3', '4', '5']);
+  assert.deepEqual(texts({ kind: 'linear', lo: 2, hi: 3, whole: true }), ['2', '3']);
+  assert.deepEqual(texts({ kind: 'linear', lo: 7, hi: 7 }), ['7']);
+  for (const t of ticks({ kind: 'linear', lo: 0.512, hi: 0.93 })) assert.ok(t.at >= 0 && t.at <= 1);
+  const epochs = axesOf({ swept: ['epochs'], config: { parameter_space: [{ name: 'epochs', expression: 'randint', values: [6] }] },
+    trials: [{ number: 0, values: { epochs: 2 }, value: 0.5 }] })[0];
+  assert.equal(epochs.whole, true);
+});
+
 test('the best trial is drawn last, darkest; a minimized metric turns the ramp round', () => {
   const s = sweep();
   const lines = linesOf(s, axesOf(s));

@@ -66,3 +66,10 @@ test("a browser clock set wrong does not change a node's time so far: it is coun
   assert.equal(clockOffset(null, 1, 2), 0);
   assert.equal(clockOffset('not a time', 1, 2), 0);
 });
+
+test('a failed node says why on hover, before its last figures', () => {
+  const info = { status: 'failed', duration: 1.5, error: 'ModuleError: asked to fail (parameter Fail is on)\nTraceback...' };
+  const lines = nodeLines(info, false, { step: 2, steps: 5, values: { loss: 0.5 } }, { unit: 'epoch' });
+  assert.equal(lines.status, 'failed · 1.5 s');
+  assert.equal(lines.title, 'ModuleError: asked to fail (parameter Fail is on)\nepoch 2 of 5\nloss 0.5');
+});

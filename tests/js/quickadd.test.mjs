@@ -32,3 +32,13 @@ test('the module selected feeds the first input of the new one that accepts its 
   assert.deepEqual(feedOf(MODULES, from, { id: 'n2', kind: 'resize' }, [link('e1', 'n0', 'images', 'n1', 'images')]),
     { from: 'n1', fromPort: 'out:images', toPort: 'in:images' });
 });
+
+test('a link dropped from one output feeds from that output; from a selection, the first output that fits', () => {
+  const port = (name, type) => ({ name, label: name, type });
+  const split = { kind: 'split', label: 'Split', inputs: [], outputs: [port('model', 'Model'), port('left', 'ImageDirectory'), port('right', 'ImageDirectory')] };
+  const modules = new Map([...MODULES, ['split', split]]);
+  const from = { id: 's', kind: 'split' };
+  assert.deepEqual(feedOf(modules, from, { id: 'n2', kind: 'resize' }, []), { from: 's', fromPort: 'out:left', toPort: 'in:images' });
+  assert.deepEqual(feedOf(modules, from, { id: 'n2', kind: 'resize' }, [], 'out:right'), { from: 's', fromPort: 'out:right', toPort: 'in:images' });
+  assert.equal(feedOf(modules, from, { id: 'n2', kind: 'resize' }, [], 'out:model'), null); // that output fits no input of it
+});

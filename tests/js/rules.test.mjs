@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
-import { ANY_DIRECTORY, acceptedText, accepts, declaredPort, reaches, refusal } from '../../static/js/rules.js';
+import { ANY_DIRECTORY, acceptedText, accepts, declaredPort, moduleOf, reaches, refusal } from '../../static/js/rules.js';
 import { MODULES, ROOT, link } from './fixtures.mjs';
 
 const nodes = new Map([['n1', { id: 'n1', kind: 'source' }], ['n2', { id: 'n2', kind: 'resize' }],
@@ -84,4 +84,21 @@ test('a trained model feeds Train PyTorch Model to fine-tune, an image directory
     + '"Untrained model" (UntrainedModelDirectory): the types differ; Untrained model accepts only UntrainedModelDirectory or ModelDirectory.');
   const asData = link('e3', 't1', 'trained_model', 't2', 'training_dataset');
   assert.match(refusal(catalogue, canvas, [asData], asData), /accepts only ImageDirectory\.$/);
+});
+
+test('a node pinned to an earlier version of a component is drawn and checked with that version', () => {
+  const port = (name, type) => ({ name, label: name, type });
+  const v2 = { kind: 'my_train', version: 2, label: 'My train', inputs: [port('images', 'ImageDirectory')], outputs: [port('model', 'Model')] };
+  const v1 = { kind: 'my_train', version: 1, label: 'My train', inputs: [port('data', 'AnyDirectory')], outputs: [port('out', 'AnyDirectory')] };
+  const modules = Object.assign(new Map([...MODULES, ['my_train', v2]]), { earlier: new Map([['my_train@1', v1]]) });
+  assert.equal(moduleOf(modules, { kind: 'my_train', version: 1 }), v1);
+  assert.equal(moduleOf(modules, { kind: 'my_train', version: 2 }), v2);
+  assert.equal(moduleOf(modules, { kind: 'my_train' }), v2); // a new node: the latest
+  assert.equal(moduleOf(MODULES, { kind: 'train', version: 1 }), MODULES.get('train')); // a plain Map: built-in modules
+  const pinned = new Map([['n1', { id: 'n1', kind: 'source' }], ['n2', { id: 'n2', kind: 'my_train', version: 1 }],
+    ['n3', { id: 'n3', kind: 'resize' }]]);
+  const toData = link('e1', 'n1', 'images', 'n2', 'data');
+  assert.equal(refusal(modules, pinned, [toData], toData), ''); // v1's input, which v2 no longer has
+  const fromOut = link('e2', 'n2', 'out', 'n3', 'images');
+  assert.match(refusal(modules, pinned, [fromOut], fromOut), /output "out" \(AnyDirectory\)/);
 });

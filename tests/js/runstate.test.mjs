@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addMetric, applyNodeEvent, mergeRun, nodeStatus, unknownRun } from '../../static/js/runstate.js';
-import { statusBook } from '../../static/js/statuses.js';
+import { statusBook } from '../../static/js/statusbook.js';
 import { STATUSES } from './fixtures.mjs';
 
 const book = statusBook(STATUSES);

@@ -57,6 +57,16 @@ test('config -> form -> config is the same config; a parameter not swept stays i
   assert.deepEqual(formToConfig(form), CONFIG);
 });
 
+test('HyperDrive SDK spellings (RandomParameterSampling, Choice, LogUniform) read as the form\'s', () => {
+  const sdk = { ...CONFIG, sampling: 'RandomParameterSampling', parameter_space: [
+    { name: 'learning_rate', expression: 'LogUniform', values: [-9, -2] }, { name: 'batch_size', expression: 'Choice', values: [16, 32] }] };
+  const form = configToForm(sdk, PARAMS);
+  assert.equal(form.sampling, 'random');
+  assert.deepEqual(form.rows.slice(0, 2).map((r) => [r.expression, r.fields]),
+    [['loguniform', { min_value: '-9', max_value: '-2' }], ['choice', { values: '16, 32' }]]);
+  assert.deepEqual(formToConfig(form), CONFIG);
+});
+
 test('what the server must name is kept as written: an unknown expression, an undeclared parameter, a typo of a key, a bad number', () => {
   const bad = { ...CONFIG, max_total_run: 3, parameter_space: [{ name: 'nope', expression: 'uniformish', values: [1, 2] }, { name: 'batch_size', expression: 'uniform', values: ['a', 4] }] };
   const form = configToForm(bad, PARAMS);

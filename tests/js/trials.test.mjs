@@ -42,4 +42,8 @@ test('every trial with a curve is one line, the best one thicker', () => {
   assert.deepEqual(series.map((s) => [s.label, s.width, s.colour]), [
     ['Trial 0 (best)', 4, runColour(0)], ['Trial 1', 2, runColour(1)]]);
   assert.deepEqual(series[0].points, [[1, 0.5], [2, 0.7]]);
+  assert.deepEqual(series.map((s) => s.marked), [null, null]);
+  // a trial whose training kept an earlier epoch's model: that epoch is marked on its line
+  const kept = curveSeries({ ...sweep, trials: [{ ...sweep.trials[0], kept_step: 1 }] });
+  assert.equal(kept[0].marked, 1);
 });

@@ -158,3 +158,25 @@ def test_an_image_of_too_many_pixels_is_skipped_naming_the_limit(tmp_path):
     assert len(list((out / "images").rglob("*.png"))) == 1
     assert f"k/huge.png: ValueError: {side} x {side} pixels, more than the {MAX_PIXELS:,} an image may have here" \
            in log_text(tmp_path / "convert")
+
+
+@pytest.mark.parametrize("fmt", ["zip", "tar.gz"])
+def test_an_archive_of_more_entries_than_the_limit_is_refused_before_reading_them_all(tmp_path, monkeypatch, fmt):
+    from modules import convert_to_image_directory as convert
+
+    monkeypatch.setattr(convert, "MAX_ENTRIES", 5)
+    archive = tmp_path / f"many.{fmt}"
+    if fmt == "zip":
+        with zipfile.ZipFile(archive, "w") as z:
+            for i in range(7):
+                z.writestr(f"k/{i}.png", b"")
+    else:
+        with tarfile.open(archive, "w:gz") as t:
+            for i in range(7):
+                t.addfile(tarfile.TarInfo(f"k/{i}.png"), io.BytesIO(b""))
+    with pytest.raises(InvalidDatasetError, match=f"many.{fmt} holds more than 5 entries .files and folders., the most "
+                                                  "one archive may hold: split it into several datasets"):
+        run_module(ConvertToImageDirectory, tmp_path / "convert", input_dataset=archive)
+    monkeypatch.setattr(convert, "MAX_ENTRIES", 7)  # at the limit: converted (empty files are skipped as unreadable)
+    with pytest.raises(InvalidDatasetError, match="no image of many.* could be read"):
+        run_module(ConvertToImageDirectory, tmp_path / "convert2", input_dataset=archive)

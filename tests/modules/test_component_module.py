@@ -5,6 +5,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
@@ -69,6 +70,14 @@ def test_it_declares_what_the_file_declares(tmp_path):
     assert [p["type"] for p in d["params"]] == ["int", "bool"] and d["metrics"] == ["loss"]
     assert d["component"] == {"origin": "tests", "command": DOC["command"], "digest": module.component.digest()}
     assert module.code_digest() == module.component.digest()
+    assert d["metric_step"] == "step"  # unless the file says what a step counts
+
+
+def test_the_examples_count_epochs_so_their_nodes_show_epoch_3_of_10():
+    root = Path(__file__).resolve().parents[2]
+    for name in ("pytorch_train", "ddp_train"):
+        spec = component.load(root / "examples" / "components" / name / "component.yaml")
+        assert component_module(spec).describe()["metric_step"] == "epoch", name
 
 
 def test_a_command_runs_in_a_copy_of_its_code_with_folders_and_parameters(tmp_path):

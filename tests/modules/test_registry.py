@@ -139,5 +139,5 @@ def test_with_components_adds_versions_and_refuses_a_built_in_kind(tmp_path):
 
 def test_a_bad_component_file_stops_loading_naming_it(tmp_path):
     path = write_component(tmp_path / "bad" / "x", version="two")
-    with pytest.raises(component.ComponentError, match=rf"{path}: version: expected a positive whole number, got 'two'"):
+    with pytest.raises(component.ComponentError, match=rf"{path}: version: expected a whole number from 1 to 2,147,483,647, got 'two'"):
         registry.load((), (tmp_path / "bad",))

@@ -166,6 +166,15 @@ def test_a_stored_pipeline_with_an_unknown_module_still_opens_but_cannot_run(own
     assert not Run.objects.exists()
 
 
+def test_an_empty_pipeline_is_not_run(owner_client, users):
+    p = Pipeline.objects.create(owner=users["owner"], name="empty", draft={"schema_version": 2, "nodes": [], "links": []})
+    assert owner_client.get(f"/api/pipelines/{p.id}").json()["problems"] == []  # an empty draft is fine to edit
+    r = owner_client.post(f"/api/pipelines/{p.id}/runs")
+    assert r.status_code == 400 and r.json()["problems"][0]["code"] == "empty_pipeline", r.json()
+    assert "no module to run: drag one from the palette" in r.json()["problems"][0]["text"]
+    assert not Run.objects.exists()
+
+
 @pytest.fixture
 def broker_queue():
     """For tests that submit with no worker up: the queue is emptied afterwards (a task left
@@ -227,3 +236,15 @@ def test_a_finished_runs_log_files_and_events_are_served(owner_client, users):
     kinds = [e["type"] for e in owner_client.get(f"/api/runs/{run.id}/events").json()["events"]]
     assert kinds.count("node_started") == 2 and kinds.count("node_finished") == 2 and kinds[-1] == "run_finished"
     assert "metric" in kinds
+
+
+def test_a_submit_that_fails_before_its_first_nodes_are_queued_leaves_no_run_behind(owner_client, users, monkeypatch):
+    """The run and its first queued nodes are stored together: a web process that dies in between
+    cannot leave a run whose nodes wait forever."""
+    def dies(run_id):
+        raise RuntimeError("the web process died here")
+
+    monkeypatch.setattr(runs, "advance", dies)
+    with pytest.raises(RuntimeError):
+        runs.submit(users["owner"], chain(2))
+    assert not Run.everything.exists()

@@ -202,3 +202,54 @@ def test_an_upload_whose_name_is_too_long_for_a_file_system_is_a_400_naming_it(o
     assert r.status_code == 400
     assert r.json()["error"] == f"the file name {'é' * 60!r}... is 304 bytes long, more than the 255 a file system takes: rename the file"
     assert not Dataset.objects.exists()
+
+
+def test_a_sweep_request_whose_pipeline_or_name_is_not_what_it_should_be_is_a_400(owner_client, users):
+    p = Pipeline.objects.create(owner=users["owner"], name="p", draft=json.loads(doc_text("value", "1")))
+    for bad in ("abc", [1], 1.5, True):
+        r = owner_client.post("/api/sweeps", {"pipeline": bad, "config": {}}, content_type="application/json")
+        assert r.status_code == 400 and r.json()["error"] == f"`pipeline` is a pipeline's id (a whole number), got {bad!r}"
+    r = owner_client.post("/api/sweeps", {"pipeline": p.id, "name": 5, "config": {}}, content_type="application/json")
+    assert r.status_code == 400 and r.json()["error"] == "`name` is text, got 5"
+
+
+def test_a_pane_request_with_a_node_of_the_wrong_shape_is_a_400(owner_client, users):
+    p = Pipeline.objects.create(owner=users["owner"], name="p", draft=json.loads(doc_text("value", "1")))
+    for field in ("parameters", "run_settings", "bindings"):
+        node_json = json.dumps({"id": "a", "kind": "toy_source", field: [1, 2]})
+        r = owner_client.post(f"/pipelines/{p.id}/pane", {"node": node_json})
+        assert r.status_code == 400 and b"`node` must be a node of the pipeline" in r.content, field
+
+
+def test_deleting_runs_with_an_id_no_run_can_have_deletes_nothing(owner_client):
+    r = owner_client.post("/runs/delete", {"runs": ["9" * 30]}, HTTP_HX_REQUEST="true")
+    assert r.status_code == 204
+    assert "Tick the runs to delete first." in owner_client.get("/").content.decode()
+
+
+def test_a_name_that_is_not_text_is_a_400(owner_client, users):
+    r = owner_client.post("/api/pipelines", {"name": ["x"]}, content_type="application/json")
+    assert r.status_code == 400 and r.json()["error"] == "`name` is text, got ['x']"
+    p = Pipeline.objects.create(owner=users["owner"], name="p", draft=json.loads(doc_text("value", "1")))
+    r = owner_client.put(f"/api/pipelines/{p.id}", {"revision": p.revision, "name": 5}, content_type="application/json")
+    assert r.status_code == 400 and r.json()["error"] == "`name` is text, got 5"
+    r = owner_client.post("/api/tokens", {"name": {"a": 1}}, content_type="application/json")
+    assert r.status_code == 400 and r.json()["error"].startswith("`name` is text")
+    assert Pipeline.objects.get().name == "p"
+
+
+def test_a_name_too_long_is_refused_on_create_and_save_as_on_rename(owner_client, users):
+    long = "x" * 201
+    r = owner_client.post("/api/pipelines", {"name": long}, content_type="application/json")
+    assert r.status_code == 400 and r.json()["error"] == "a name may have at most 200 characters (this one has 201)"
+    p = Pipeline.objects.create(owner=users["owner"], name="p", draft=json.loads(doc_text("value", "1")))
+    r = owner_client.put(f"/api/pipelines/{p.id}", {"revision": p.revision, "name": long}, content_type="application/json")
+    assert r.status_code == 400 and "at most 200 characters" in r.json()["error"]
+    assert Pipeline.objects.get().name == "p"
+
+
+def test_registering_from_a_run_that_is_not_an_id_is_a_400_naming_it(owner_client):
+    for raw, shown in (('"abc"', "'abc'"), ("1e400", "inf"), ("[1]", "[1]")):
+        body = '{"run": ' + raw + ', "node": "train", "name": "m"}'
+        r = owner_client.post("/api/models", body, content_type="application/json")
+        assert r.status_code == 400 and r.json()["error"] == f"`run` is a run's id (a whole number), got {shown}", r.json()

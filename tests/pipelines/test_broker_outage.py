@@ -137,14 +137,19 @@ def test_a_run_submitted_while_the_broker_is_down_is_answered_waits_and_starts_w
     assert not run.nodes.exclude(send_error="").exists(), "the broker's old refusal is cleared once it took the message"
 
 
-def test_a_broker_restart_mid_run_loses_no_node_and_runs_none_twice(web, redis, users, start_worker):
+def test_a_broker_restart_mid_run_loses_no_node_and_runs_none_twice(web, redis, users, start_worker, tmp_path):
     start_workers(start_worker, redis, "w1", "w2")
     api = Api(web, users["owner"])
-    status, body, _ = submit(api, users, chain(5, sleep=1.0, name="across an outage"))
+    hold = tmp_path / "hold"  # n1 runs on only once the broker is down
+    hold.touch()
+    doc = chain(5, sleep=1.0, name="across an outage")
+    doc["nodes"][1]["parameters"]["hold_file"] = str(hold)
+    status, body, _ = submit(api, users, doc)
     assert status == 201, body
     run_id = body["id"]
     wait_for_run(run_id, timeout=60, until=lambda r: r.nodes.filter(node_id="n1", status="running").exists())
     redis.stop()  # n1 finishes while the broker is down: n2's message cannot be sent
+    hold.unlink()
     from designer.pipelines.models import NodeRun
 
     deadline = time.monotonic() + 60

@@ -13,7 +13,7 @@ from designer.engine import paths
 from designer.engine import statuses as st
 from designer.pipelines import runs
 from designer.pipelines.models import Component
-from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
+from tests.conftest import TEST_DATA, CeleryWorker, may_add_components, wait_for_run
 from tests.pipes import node, pipeline
 from tests.training.test_command import alive
 from tests.workers import registered
@@ -70,7 +70,7 @@ def worker(django_db_setup, django_db_blocker):
 def busy(worker, users, transactional_db):
     """The owner's uploaded component `busy_script`, stored as an upload stores it."""
     registered([worker])
-    owner = users["owner"]
+    owner = may_add_components(users["owner"])
     row = Component.objects.create(owner=owner, kind="busy_script", version=1, label="Busy script", folder="-",
                                    file="component.yaml", digest=uuid.uuid4().hex)
     folder = paths.component_dir(settings.ARTIFACT_ROOT, owner.id, row.id)

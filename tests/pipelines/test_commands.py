@@ -1,6 +1,7 @@
 """Headless use: run_pipeline, export_pipeline, import_pipeline, as a user types them."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -74,7 +75,7 @@ def steps_of(lines, node_label):
 @pytest.mark.django_db(transaction=True)
 def test_run_pipeline_on_the_workers_prints_each_status_change_as_it_happens(tmp_path, start_worker):
     start_worker("headless")
-    code, lines, err = run_on_workers(write(tmp_path, chain(3, sleep=1.0)))
+    code, lines, err = run_on_workers(write(tmp_path, chain(3, sleep=2.0)))
     text = "\n".join(t for _, t in lines)
     assert code == 0, text + err
     assert steps_of(lines, "n0 (toy_source)") == ["queued", "running", "completed"], text
@@ -83,7 +84,7 @@ def test_run_pipeline_on_the_workers_prints_each_status_change_as_it_happens(tmp
     run = Run.objects.get()
     assert lines[-1][1] == f"run {run.id} completed" and run.status == "completed"
     assert run.nodes.get(node_id="n2").worker.hostname.startswith("headless@")
-    # printed while the run went on, not at the end: n0 finished about 2 s (n1 and n2) before the run
+    # printed while the run went on, not at the end: n0 finished about 4 s (n1 and n2) before the run
     n0_done = next(at for at, t in lines if t.endswith("n0 (toy_source): completed"))
     n2_running = next(at for at, t in lines if t.endswith("n2 (toy_add): running"))
     assert lines[-1][0] - n0_done > 1.2 and lines[-1][0] - n2_running > 0.5, text
@@ -275,6 +276,19 @@ def test_on_a_new_machine_run_pipeline_sets_up_the_database_and_runs(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     assert "no such table" not in out.stderr and "Setting up the database first" in out.stderr
     assert "n1 (toy_add): completed" in out.stdout and out.stdout.strip().endswith("run 1 completed")
+
+
+def test_a_database_with_tables_is_never_migrated_by_a_headless_command_which_says_what_to_run(tmp_path):
+    data = tmp_path / "older"
+    assert manage(data, "migrate").returncode == 0
+    assert manage(data, "migrate", "pipelines", "0012").returncode == 0  # as an older version of the code left it
+    out = manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert re.search(r"the database lacks \d+ migration\(s\) of this version of the code \(pipelines\.0013_run_deleted_at",
+                     out.stderr), out.stderr
+    assert "apply them first with `.venv/bin/python manage.py migrate`" in out.stderr
+    assert manage(data, "migrate").returncode == 0
+    assert manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline").returncode == 0
 
 
 def test_an_owner_that_does_not_exist_is_refused_and_not_created(tmp_path):

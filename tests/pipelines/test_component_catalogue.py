@@ -18,6 +18,7 @@ from designer.pipelines import drafts, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Component, NodeRun, Pipeline
 from modules import registry
+from tests.conftest import may_add_components
 from tests.pipes import node, pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +50,7 @@ def write_component(folder: Path, text="v1", **kw) -> Path:
 
 def upload(owner, text="v1", **kw) -> Component:
     """A user's component version, stored as an upload stores it (its own folder under ARTIFACT_ROOT)."""
+    may_add_components(owner)
     row = Component.objects.create(owner=owner, kind=kw.get("kind", "echo_script"), version=kw.get("version", 1),
                                    label="Echo script", folder="-", file="component.yaml", digest=uuid.uuid4().hex)
     folder = paths.component_dir(settings.ARTIFACT_ROOT, owner.id, row.id)
@@ -152,3 +154,24 @@ def test_an_edited_component_file_is_read_again_and_a_broken_edit_keeps_the_one_
     file.write_text(component_yaml(label="Broken").replace("type: AnyDirectory", "type: Spreadsheet"))
     assert get_catalogue().get("echo_script").label == "Echo script, renamed"  # the page goes on working
     assert "cannot be loaded" in caplog.text and "Spreadsheet" in caplog.text
+
+
+def test_a_users_components_run_only_while_they_hold_the_permission(users):
+    from django.contrib.auth import get_user_model
+
+    owner = users["owner"]
+    upload(owner, text="mine")
+    doc = pipeline([node("a", "echo_script")], [])
+    run = runs.submit(owner, doc, inline=True)
+    assert NodeRun.objects.get(run=run, node_id="a").status == st.COMPLETED
+    owner.user_permissions.clear()  # withdrawn in the admin
+    fresh = get_user_model().objects.get(pk=owner.pk)  # (a user object keeps the permissions it read)
+    assert "echo_script" not in get_catalogue(fresh) and "echo_script" not in get_catalogue(owner.pk)
+    with pytest.raises(graph.PipelineInvalid, match="'echo_script' is a component you uploaded, and you may no longer run "
+                                                     "components: an administrator withdrew the permission"):
+        runs.submit(fresh, doc, inline=True)
+    # another user's pipeline with that kind: simply unknown to them
+    with pytest.raises(graph.PipelineInvalid, match="unknown module kind 'echo_script'"):
+        runs.submit(users["stranger"], doc, inline=True)
+    fresh.is_active = False  # a deactivated user's code runs no more either, whatever they held
+    assert "echo_script" not in get_catalogue(fresh)

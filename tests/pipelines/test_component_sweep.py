@@ -13,12 +13,12 @@ from tests.pipes import node, pipeline
 
 pytestmark = pytest.mark.timeout(600)
 BETTER, POOR = 0.01, 0.00001
-EPOCHS = 8
+EPOCHS = 20  # 6 s: room for the stop to reach the script on a busy machine
 
 
 def test_a_scripts_metrics_drive_a_sweep_and_its_policy_stops_a_poor_trial(start_worker, users):
     start_worker("sweep-script", concurrency=2)
-    doc = pipeline([node("fit", "test_tuning_script", epochs=EPOCHS, epoch_seconds=0.4)], [], name="script sweep")
+    doc = pipeline([node("fit", "test_tuning_script", epochs=EPOCHS, epoch_seconds=0.3)], [], name="script sweep")
     doc["parameters"] = [{"name": "lr", "type": "float", "default": 0.01, "min": 1e-9, "max": 1.0}]
     doc["nodes"][0]["bindings"] = {"learning_rate": "lr"}
     config = {"sampling": "grid", "parameter_space": [{"name": "lr", "expression": "choice", "values": [BETTER, POOR, POOR / 2]}],

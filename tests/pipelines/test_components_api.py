@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 from django.conf import settings
-from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from designer import limits
 from designer.engine import paths
 from designer.pipelines.models import Component
+from tests.conftest import may_add_components
 
 pytestmark = pytest.mark.django_db
 
@@ -103,9 +103,7 @@ def _no_folders_of_earlier_tests(users):
 @pytest.fixture
 def allowed(users):
     """owner may add components (the permission an administrator grants in the admin)."""
-    permission = Permission.objects.get(content_type__app_label="pipelines", codename="add_component")
-    users["owner"].user_permissions.add(permission)
-    return users["owner"]
+    return may_add_components(users["owner"])
 
 
 def owner_folder(user) -> Path:
@@ -206,6 +204,10 @@ BAD_UPLOADS = {
                         "my_train/component.yaml: kind: 'dataset' is the kind of a built-in module (Dataset): choose another kind"),
     "a kind of the settings folders": (lambda: zipped(folder(kind="pytorch_train")), 400,
                                        "'pytorch_train' is the kind of a component of the settings folders"),
+    "a zip of thousands of entries": (lambda: zipped({**folder(), **{f"__MACOSX/{i}": b"" for i in range(4001)}}), 400,
+                                      "my_train.zip holds more than 4,000 entries (files and folders): a component is its"),
+    "a tar of thousands of folders": (lambda: tarred(folder(), extra=[member(f"my_train/d{i}", tarfile.DIRTYPE) for i in range(4001)]),
+                                      400, "my_train.tar.gz holds more than 4,000 entries (files and folders)"),
     "not an archive": (lambda: SimpleUploadedFile("notes.txt", b"hello"), 400, "notes.txt is neither an archive"),
     "a broken zip": (lambda: SimpleUploadedFile("my_train.zip", b"PK not really"), 400,
                      "my_train.zip is named like a zip archive but is not one"),
@@ -263,6 +265,24 @@ def test_an_owner_deletes_a_version_and_keeps_the_others(owner_client, allowed):
     assert not where.exists() and list(Component.objects.values_list("version", flat=True)) == [2]
     r = owner_client.get("/api/components/my_train/versions/1")
     assert r.status_code == 404 and r.json()["error"] == "your component 'my_train' has no version 1"
+
+
+def test_a_version_that_a_run_not_over_runs_is_kept_until_that_run_ends(owner_client, allowed):
+    from designer.pipelines.models import NodeRun, Run
+
+    for version in (1, 2):
+        assert upload(owner_client, zipped(folder(version))).status_code == 201
+    run = Run.objects.create(owner=allowed, name="trainer", status="running",
+                             snapshot={"nodes": [{"id": "t", "kind": "my_train", "version": 1}]})
+    node = NodeRun.objects.create(run=run, node_id="t", kind="my_train", status="queued")
+    r = owner_client.delete("/api/components/my_train/versions/1")
+    assert r.status_code == 409
+    assert r.json()["error"] == (f"version 1 of my_train runs in run #{run.id} 'trainer' (running): "
+                                 "delete the version once that run is over (or cancel it)")
+    assert owner_client.delete("/api/components/my_train/versions/2").status_code == 204  # not the one it runs
+    NodeRun.objects.filter(pk=node.pk).update(status="completed")
+    assert owner_client.delete("/api/components/my_train/versions/1").status_code == 204
+    assert not Component.objects.exists()
 
 
 def test_the_page_offers_the_form_only_with_the_permission(client, owner_client, users, allowed):

@@ -68,10 +68,14 @@ def test_two_real_workers_show_their_units_their_heartbeat_and_when_they_are_bus
         assert row["cpus"] == row["units"] == os.cpu_count() and row["alive"] and not row["busy"], row
         if not shutil.which("nvidia-smi"):
             assert row["gpus"] == 0
-    time.sleep(3 * settings.HEARTBEAT_SECONDS)
-    second = _rows(owner_client, workers)
-    for h, row in second.items():  # the heartbeat goes on
-        assert datetime.fromisoformat(row["last_seen"]) > datetime.fromisoformat(first[h]["last_seen"]) and row["alive"]
+    deadline = time.monotonic() + 30  # the heartbeat goes on (a beat every HEARTBEAT_SECONDS; a busy machine delays some)
+    def beaten(rows):
+        return all(datetime.fromisoformat(row["last_seen"]) > datetime.fromisoformat(first[h]["last_seen"]) for h, row in rows.items())
+
+    while not beaten(second := _rows(owner_client, workers)):
+        assert time.monotonic() < deadline, (first, second)
+        time.sleep(settings.HEARTBEAT_SECONDS / 2)
+    assert all(row["alive"] for row in second.values()), second
 
     # an ordinary node makes the worker that runs it busy, and only that one
     run = runs.submit(users["owner"], chain(2, sleep=60))
@@ -103,9 +107,9 @@ def test_a_worker_offering_fewer_cores_than_process_count_per_node_is_named_when
     monkeypatch.setattr(runs, "dispatch", lambda ids: [run_node.apply_async(args=[i], queue=host_queue(big.hostname))
                                                        for i in ids])
     started = time.monotonic()
-    run = wait_for_run(runs.submit(users["owner"], toy(2, 2, steps=2)).id, timeout=30)
+    run = wait_for_run(runs.submit(users["owner"], toy(2, 2, steps=2)).id, timeout=60)
     nr = run.nodes.get()
-    assert run.status == "failed" and time.monotonic() - started < 15
+    assert run.status == "failed" and time.monotonic() - started < 45  # (its message says it was refused before any process started)
     assert nr.worker.hostname == big.hostname
     why = f"fewer units than Process count per node 2: {small.hostname} (1 CPU core(s))"
     assert nr.error.startswith("DistributedLaunchError: Toy distributed: Node count is 2, but only 1 worker(s) can take "

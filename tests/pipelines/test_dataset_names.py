@@ -100,6 +100,7 @@ def test_datasets_of_one_name_stored_before_the_rule_are_renamed_by_the_migratio
     before, after = [("pipelines", "0010_api_tokens")], [("pipelines", "0011_one_dataset_name_per_owner")]
     executor = MigrationExecutor(connection)
     latest = executor.loader.graph.leaf_nodes()
+    sequences = _sqlite_sequences(connection)
     try:
         executor.migrate(before)
         old = executor.loader.project_state(before).apps.get_model("pipelines", "Dataset")
@@ -111,4 +112,24 @@ def test_datasets_of_one_name_stored_before_the_rule_are_renamed_by_the_migratio
         assert [names[i] for i in made] == ["digits", "digits 3", "digits 2", "digits 4", "digits"]
     finally:  # the later migrations again: the tests after this one (and their workers) use every column
         MigrationExecutor(connection).migrate(latest)
+        _restore_sqlite_sequences(connection, sequences)
     assert "weights" in {c.name for c in connection.introspection.get_table_description(connection.cursor(), "pipelines_worker")}
+
+
+def _sqlite_sequences(connection) -> list:
+    """SQLite's AUTOINCREMENT counters: a migration that remakes a table (pipelines_run) starts
+    its ids at 1 again, and a later test's run would then write into the folder an earlier run
+    of the same id left in the shared ARTIFACT_ROOT. (PostgreSQL keeps its sequences.)"""
+    if connection.vendor != "sqlite":
+        return []
+    with connection.cursor() as c:
+        c.execute("SELECT name, seq FROM sqlite_sequence")
+        return c.fetchall()
+
+
+def _restore_sqlite_sequences(connection, sequences) -> None:
+    with connection.cursor() as c:
+        for name, seq in sequences:
+            c.execute("UPDATE sqlite_sequence SET seq = MAX(seq, %s) WHERE name = %s", [seq, name])
+            c.execute("INSERT INTO sqlite_sequence (name, seq) SELECT %s, %s WHERE NOT EXISTS "
+                      "(SELECT 1 FROM sqlite_sequence WHERE name = %s)", [name, seq, name])

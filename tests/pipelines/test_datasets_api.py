@@ -93,6 +93,19 @@ def test_a_stranger_can_neither_see_nor_delete_a_dataset(owner_client, stranger_
     assert Dataset.objects.filter(pk=ds["id"]).exists()
 
 
+def test_an_owner_downloads_the_archive_as_uploaded_and_a_stranger_cannot(owner_client, stranger_client):
+    data = image_zip()
+    ds = upload(owner_client, data).json()
+    assert ds["download_url"] == f"/api/datasets/{ds['id']}/download"
+    r = owner_client.get(ds["download_url"])
+    assert r.status_code == 200 and b"".join(r.streaming_content) == data
+    assert 'attachment; filename="pets.zip"' == r["Content-Disposition"]
+    assert stranger_client.get(ds["download_url"]).status_code == 404
+    Path(Dataset.objects.get(pk=ds["id"]).file.path).unlink()  # lost from the artifact store
+    r = owner_client.get(ds["download_url"])
+    assert r.status_code == 410 and r.json()["error"] == "the file of dataset 'pets.zip' is missing from the artifact store"
+
+
 def test_a_dataset_feeds_convert_and_split(owner_client, users):
     ds = upload(owner_client, image_zip()).json()
     run = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)

@@ -19,8 +19,19 @@ def _running_on_both(run):
         launches = NodeLaunch.objects.filter(noderun__run=r)
         return launches.count() == 2 and all(x.status == "running" for x in launches) and len(leftover_processes(r)) >= 4
     wait_for_run(run.id, timeout=60, until=ready)
-    time.sleep(2)  # the ranks are past their rendezvous and all-reducing
+    deadline = time.monotonic() + 120  # the ranks past their rendezvous and all-reducing (a busy machine is slow)
+    while not (len(launch.rank_states(logs_of(run).parent / "work" / "ranks")) == 2
+               and all("step 3: sum 2" in _text(logs_of(run) / f"70_driver_log_{rank}.txt") for rank in (0, 1))):
+        assert time.monotonic() < deadline, "the two ranks did not start all-reducing"
+        time.sleep(0.2)
     return {x.index: x.worker.hostname for x in NodeLaunch.objects.filter(noderun__run=run).select_related("worker")}
+
+
+def _text(path) -> str:
+    try:
+        return path.read_text()
+    except OSError:  # not written yet
+        return ""
 
 
 def _rank_on(run, worker) -> tuple[int, int]:

@@ -100,7 +100,7 @@ def test_status_and_figures_come_from_the_serving_processes(owner_client, versio
     assert e["recent_errors"][0]["message"] == "image 1 (x.txt): not an image"
     owner_client.patch("/api/endpoints/digits", {"version": 2}, content_type="application/json")
     e = owner_client.get("/api/endpoints/digits").json()
-    assert e["status"] == "healthy" and e["status_message"] == "switching to version 2: 0 of 2 serving processes serve it"
+    assert e["status"] == "healthy" and e["status_message"] == "switching to version 2: loaded by 0 of 2 serving processes; meanwhile version 1 answers"
 
 
 def test_the_web_app_sends_scoring_requests_to_the_serving_process(client, versions):

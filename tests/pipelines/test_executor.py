@@ -86,8 +86,8 @@ def test_a_run_can_be_cancelled_while_a_node_runs(shared_worker, users):
     wait_for_run(run.id, until=lambda r: r.nodes.filter(node_id="n1", status="running").exists())
     cancelled_at = time.monotonic()
     runs.cancel(run)
-    run = wait_for_run(run.id, timeout=15)
-    assert time.monotonic() - cancelled_at < 5
+    run = wait_for_run(run.id, timeout=30)
+    assert time.monotonic() - cancelled_at < 15  # well before n1's 30 s (test_cancel.py's PROMPT_SECONDS)
     assert run.status == "cancelled"
     assert statuses(run) == {"n0": "completed", "n1": "cancelled", "n2": "cancelled"}
 

@@ -71,3 +71,16 @@ def test_an_import_without_a_file_or_too_big_says_why(owner_client, settings):
     r = owner_client.post("/pipelines/import", {"file": big})
     assert r.status_code == 400 and "at most" in r.content.decode()
     assert not Pipeline.objects.exists()
+
+
+def test_visualize_names_the_module_as_the_canvas_does_and_help_has_no_empty_default(owner_client, users, mine):
+    from designer.pipelines import runs
+    from tests.pipes import chain
+
+    run = runs.submit(users["owner"], chain(1), inline=True)
+    html = owner_client.get(f"/runs/{run.id}/nodes/n0/visualize").content.decode()
+    assert f'<h3 title="module n0 of the pipeline">Toy source in run #{run.id}: completed</h3>' in html
+    pane = owner_client.post(f"/pipelines/{mine.id}/pane", {"node": json.dumps({"id": "a", "kind": "toy_add"})}).content.decode()
+    assert "· default" in pane and "· default <" not in pane and "· default </p>" not in pane
+    hold_help = pane.split('id="help-hold_file">', 1)[1].split("</p>", 1)[0]
+    assert hold_help == "runs on only once this file is gone", hold_help  # its default is "": nothing to say

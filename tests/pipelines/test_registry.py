@@ -41,6 +41,7 @@ def test_a_training_registers_as_numbered_versions_with_its_lineage(owner_client
     assert lineage["node"] == {"id": "train", "kind": "train_pytorch_model", "label": "Train PyTorch Model"}
     assert lineage["datasets"]["training"] == [{"id": dataset, "name": "digits", "node": "dataset"}]
     assert lineage["datasets"]["validation"] == lineage["datasets"]["training"]  # both come from its split
+    assert v1["dataset_urls"] == {str(dataset): f"/api/datasets/{dataset}/download"} and v1["run_deleted"] is False
     assert lineage["parameters"]["epochs"] == EPOCHS and lineage["parameters"]["learning_rate"] == 0.05
     assert lineage["started_from"]["label"] == "ResNet" and lineage["started_from"]["parameters"]["model_name"] == "resnet18"
     metrics = lineage["metrics"]
@@ -71,10 +72,17 @@ def test_a_version_is_an_immutable_copy_that_outlives_its_run(owner_client, trai
     folder = registry.folder_of(version)
     run_model = Path(run.nodes.get(node_id="train").outputs["trained_model"])
     assert folder != run_model and (folder / "model.pt").read_bytes() == (run_model / "model.pt").read_bytes()
+    # a deleted version's number is never given again: "digits:2" in a pipeline or a lineage names one model
+    assert register(owner_client, run=run.id, node="train", name="digits").json()["version"] == 2
+    assert owner_client.delete("/api/models/digits/versions/2").status_code == 204
+    assert register(owner_client, run=run.id, node="train", name="digits").json()["version"] == 3
+    assert [v["version"] for v in owner_client.get("/api/models/digits").json()["versions"]] == [3, 1]
+    assert owner_client.delete("/api/models/digits/versions/3").status_code == 204
     shutil.rmtree(artifacts.node_dir(run.id, "train").parent)  # the run and its files are deleted
     run.delete()
     again = owner_client.get("/api/models/digits/versions/1").json()
     assert again["lineage"] == v1["lineage"] and again["run_url"] is None  # its lineage is kept by value
+    assert again["run_deleted"] is True
     assert (folder / "model.pt").is_file()
 
 

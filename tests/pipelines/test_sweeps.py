@@ -81,6 +81,28 @@ def test_a_grid_of_four_gives_four_runs_the_right_best_and_runs_the_shared_node_
     assert {t.run.parameter_values["lr"] for t in trials} == {0.001, 0.002, GOOD, BETTER}  # frozen in each run
 
 
+def test_a_trial_scores_the_epoch_whose_model_its_training_kept_not_its_best_epoch(workers, users, owner_client):
+    """Train PyTorch Model keeps the epoch of lowest validation loss; a sweep on its accuracy ranks
+    the models the trials hand on (what registering the best trial gives), not their peaks."""
+    doc = tuning_pipeline(epochs=4, epoch_seconds=0, source_sleep=0)
+    doc["nodes"][1]["parameters"]["keep_epoch"] = 2  # its score rises every epoch: the peak is epoch 4's
+    space = [{"name": "lr", "expression": "choice", "values": [GOOD, BETTER]}]
+    sweep = finished(sweeps.start(users["owner"], doc, config(space, total=2)))
+    trials = {t.values["lr"]: t for t in sweep.trials.all()}
+    for lr, t in trials.items():
+        assert (t.status, t.kept_step, t.epochs) == (st.COMPLETED, 2, 4)
+        assert t.value == pytest.approx(min(1.0, lr * 100) * (1 - 0.5 / 2))  # epoch 2's, not epoch 4's
+    assert sweep.best_trial.values == {"lr": BETTER} and f"score {0.75:.4g} at epoch 2, the model it kept (lr=" in sweep.message
+    shown = {t["values"]["lr"]: t for t in owner_client.get(f"/api/sweeps/{sweep.id}").json()["trials"]}
+    assert shown[BETTER]["kept_step"] == 2 and shown[BETTER]["value"] == pytest.approx(0.75)
+    assert shown[BETTER]["peak"] == pytest.approx(1 - 0.5 / 4)
+    # the same sweep again: each training node is reused, its kept epoch read from the run that trained it
+    again = finished(sweeps.start(users["owner"], doc, config(space, total=2)))
+    assert set(NodeRun.objects.filter(run__trial__sweep=again, node_id="fit").values_list("status", flat=True)) == {st.REUSED}
+    assert [(t.kept_step, round(t.value, 6)) for t in again.trials.order_by("number")] == \
+        [(2, round(trials[t.values["lr"]].value, 6)) for t in again.trials.order_by("number")]
+
+
 POLICIES = [{"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 1},
             {"type": "MedianStoppingPolicy", "evaluation_interval": 1, "delay_evaluation": 1},
             {"type": "TruncationSelectionPolicy", "evaluation_interval": 1, "truncation_percentage": 50,
@@ -91,7 +113,7 @@ POLICIES = [{"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0
 def test_each_policy_stops_a_poor_trial_before_its_last_epoch_and_keeps_what_it_had(workers, users, policy):
     """Whatever order the trials run in (two at a time, or one after another when one worker takes
     both), a poor trial meets a better one and is stopped; the good one runs every epoch."""
-    epochs = 8
+    epochs = 16  # 4.8 s: room for the policy's stop to reach the module on a busy machine
     space = [{"name": "lr", "expression": "choice", "values": [BETTER, POOR, POOR / 2]}]
     sweep = finished(sweeps.start(users["owner"], tuning_pipeline(epochs=epochs, epoch_seconds=0.3, source_sleep=0,
                                                                   source_value=10 + POLICIES.index(policy)),
@@ -154,7 +176,7 @@ def test_max_duration_ends_the_sweep_and_its_trials(workers, users):
                          config(space, total=2, concurrent=2, max_duration_minutes=60))
     Sweep.objects.filter(pk=sweep.pk).update(deadline=timezone.now())  # an hour later, as far as the sweep knows
     sweep = finished(sweep, timeout=60)
-    assert "max_duration_minutes (60) reached" in sweep.message
+    assert "its time ran out (max_duration_minutes: 60)" in sweep.message
     assert set(sweep.trials.values_list("status", flat=True)) == {st.CANCELLED}
 
 

@@ -103,8 +103,13 @@ INVALID = [
     ("missing field", changed(command=None), "command", "missing"),
     ("unknown field", changed(entry="train.py"), "entry", "unknown field"),
     ("bad kind", changed(kind="Tiny-Train"), "kind", "'Tiny-Train' is not a kind"),
-    ("bad version", changed(version=0), "version", "expected a positive whole number, got 0"),
-    ("version as text", changed(version="2"), "version", "expected a positive whole number, got '2'"),
+    ("bad version", changed(version=0), "version", "expected a whole number from 1 to 2,147,483,647, got 0"),
+    ("version as text", changed(version="2"), "version", "expected a whole number from 1 to 2,147,483,647, got '2'"),
+    ("version past the database", changed(version=2**70), "version", f"from 1 to 2,147,483,647, got {2**70}"),
+    ("nested thousands deep", "kind: " + "[" * 20000, "file", "nested too deeply, or holds an integer too long to read"),
+    ("an integer of 5000 digits", yaml.safe_dump(changed(version=None)) + "version: " + "9" * 5000 + "\n", "file", "nested too deeply, or holds"),
+    ("billion laughs", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)), "a", "unknown field"),  # 9**9 leaves, read in no time
     ("label not text", changed(label=["a"]), "label", "expected text"),
     ("distributed not a flag", changed(distributed="yes please"), "distributed", "expected true or false"),
     ("unknown port type", changed(inputs__data__type="Tensor"), "inputs.data.type", "unknown port type 'Tensor'"),
@@ -139,10 +144,14 @@ INVALID = [
     ("group never closed", changed(command="python train.py $[[--val {inputs.validation}"), "command", "never closed"),
     ("unbalanced quote", changed(command="python train.py --note 'oops {outputs.model}"), "command",
      "cannot be split into words: No closing quotation"),
+    ("output never passed", changed(command="python train.py --data {inputs.data}"), "outputs.model",
+     "never passed to the command: add {outputs.model} where the script takes the folder to write it in"),
     ("empty command", changed(command="   "), "command", "empty"),
     ("code folder missing", changed(code="nowhere"), "code", "'nowhere': no such folder"),
     ("code folder outside", changed(code=".."), "code", "'..' leads outside the component's folder"),
     ("metrics not names", changed(metrics="loss"), "metrics", "expected a list of metric names"),
+    ("metric step not a word", changed(metric_step="Epoch 1"), "metric_step",
+     "'Epoch 1' is not a word such as epoch, step or iteration"),
 ]
 
 

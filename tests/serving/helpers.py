@@ -140,7 +140,7 @@ class Serving:
     def health(self) -> dict | None:
         try:
             status, document, _ = request(self.url + "/healthz", method="GET")
-            return document if status == 200 else None
+            return document if status in (200, 503) else None  # 503: up, still loading a model
         except OSError:
             return None
 

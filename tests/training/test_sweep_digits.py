@@ -11,6 +11,7 @@ import yaml
 from designer.engine import statuses as st
 from designer.pipelines import sweeps
 from designer.pipelines.models import NodeRun
+from sdk.formats.meta import read_meta
 from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from tests.training.test_distributed_training import digits, digits_pipeline  # noqa: F401 - fixtures
 
@@ -46,6 +47,9 @@ def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shar
     assert train.status == st.COMPLETED  # stopped between epochs: its model is there, the best so far
     spec = yaml.safe_load((Path(train.outputs["trained_model"]) / "model.yaml").read_text())
     assert spec["epochs_run"] == poor.epochs and spec["best_epoch"] <= poor.epochs
+    # the good trial's score is that of the model it hands on (the best epoch its training kept)
+    kept = read_meta(NodeRun.objects.get(run=good.run, node_id="train").outputs["trained_model"])
+    assert good.kept_step == kept["best_epoch"] and good.value == pytest.approx(kept["validation_top1_accuracy"])
     for node_id in SHARED:  # computed once for the whole sweep, reused (or waited for) by the other trial
         of_sweep = NodeRun.objects.filter(run__trial__sweep=sweep, node_id=node_id)
         assert of_sweep.filter(status=st.COMPLETED).count() == 1, node_id

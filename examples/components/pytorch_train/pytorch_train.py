@@ -143,13 +143,13 @@ def train_model(model, criterion, optimizer, scheduler, num_epochs, dataloaders,
             name = "training" if phase == "train" else "validation"
             figures[f"{name}_loss"], figures[f"{name}_accuracy"] = epoch_loss, epoch_acc
             # the designer's Metrics pane (and a sweep's metric): one point per epoch
-            log_metric(f"{name}_loss", epoch_loss, epoch)
-            log_metric(f"{name}_accuracy", epoch_acc, epoch)
+            log_metric(f"{name}_loss", epoch_loss, epoch, steps=num_epochs)
+            log_metric(f"{name}_accuracy", epoch_acc, epoch, steps=num_epochs)
             # deep copy the model
             if phase == "val" and epoch_acc > best["val_acc"]:
                 best = {"epoch": epoch, "val_acc": epoch_acc, "val_loss": epoch_loss}
                 best_model_wts = copy.deepcopy(model.state_dict())
-        log_metric("best_val_acc", best["val_acc"], epoch)
+        log_metric("best_val_acc", best["val_acc"], epoch, steps=num_epochs)
         history.append(figures)
         print(flush=True)
         if epoch < num_epochs and stop_requested():

@@ -3,7 +3,7 @@
  * lines a reader hid by clicking the legend; figures spread over two decades on a log axis. */
 import { logTick, yScaleType } from './scale.js';
 
-/** series: [{label, points: [[x, y], ...], colour, width}]; logWhenSpread: a loss or an error
+/** series: [{label, points: [[x, y], ...], colour, width, marked?: an x drawn as a diamond}]; logWhenSpread: a loss or an error
  * (charts/scale.js), drawn on a log axis when its figures span two decades */
 export function lineChart(canvas, { xTitle = 'step', yTitle = '', logWhenSpread = false } = {}) {
   const chart = new Chart(canvas, {
@@ -34,7 +34,8 @@ export function lineChart(canvas, { xTitle = 'step', yTitle = '', logWhenSpread 
       borderColor: s.colour,
       backgroundColor: s.colour,
       borderWidth: s.width || 2,
-      pointRadius: s.points.length > 60 ? 0 : 2,
+      pointRadius: s.points.map(([x]) => (x === s.marked ? 6 : s.points.length > 60 ? 0 : 2)),
+      pointStyle: s.points.map(([x]) => (x === s.marked ? 'rectRot' : 'circle')),
       hidden: hidden.has(s.label),
       // a shorter line over a longer one: where runs agree, the one that stopped early stays seen
       order: s.points.length,

@@ -37,7 +37,8 @@ function axisFor(name, label, values, spec) {
   }
   const range = (declaredRange(spec) || []).filter(isNumber);
   const log = Boolean(spec) && LOG_EXPRESSIONS.has(spec.expression) && [...present, ...range].every((v) => v > 0);
-  return { name, label, kind: log ? 'log' : 'linear', lo: Math.min(...present, ...range), hi: Math.max(...present, ...range) };
+  const whole = [...present, ...range].every(Number.isInteger);
+  return { name, label, kind: log ? 'log' : 'linear', lo: Math.min(...present, ...range), hi: Math.max(...present, ...range), whole };
 }
 
 /** One axis per swept parameter (in the sweep's order), then the primary metric's. */
@@ -63,12 +64,34 @@ export function position(axis, value) {
   return hi === lo ? 0.5 : (f(value) - lo) / (hi - lo);
 }
 
-/** The labels written beside an axis: each category, or its ends and middle. */
+const EPS = 1e-9;
+
+/** Round values for a linear axis: steps of 1, 2 or 5 times a power of ten, four to six of them
+ * (whole steps on an axis of whole numbers: no "2.5 epochs"). */
+function linearValues(lo, hi, whole) {
+  const rough = (hi - lo) / 5;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  let step = [1, 2, 5, 10].map((k) => k * power).find((s) => s >= rough * (1 - EPS));
+  if (whole) step = Math.max(1, Math.round(step));
+  const values = [];
+  for (let v = Math.ceil(lo / step - EPS) * step; v <= hi + step * EPS; v += step) values.push(Number(v.toPrecision(12)));
+  return values;
+}
+
+/** A log axis: its powers of ten (every other one past six), else its ends. */
+function logValues(lo, hi) {
+  const decades = [];
+  for (let k = Math.ceil(Math.log10(lo) - EPS); k <= Math.floor(Math.log10(hi) + EPS); k += 1) decades.push(10 ** k);
+  if (decades.length < 2) return [lo, hi];
+  return decades.length > 6 ? decades.filter((_, i) => i % 2 === 0) : decades;
+}
+
+/** The labels written beside an axis: each category, or round values along it. */
 export function ticks(axis) {
   if (axis.kind === 'category') return axis.categories.map((c) => ({ at: position(axis, c), text: c }));
   if (axis.lo === axis.hi) return [{ at: 0.5, text: formatNumber(axis.lo) }];
-  const mid = axis.kind === 'log' ? Math.sqrt(axis.lo * axis.hi) : (axis.lo + axis.hi) / 2;
-  return [axis.lo, mid, axis.hi].map((v) => ({ at: position(axis, v), text: formatNumber(v) }));
+  const values = axis.kind === 'log' ? logValues(axis.lo, axis.hi) : linearValues(axis.lo, axis.hi, axis.whole);
+  return values.map((v) => ({ at: position(axis, v), text: formatNumber(v) }));
 }
 
 /** One line per plotted trial: its heights on each axis, its colour, whether it is the best. */
@@ -93,6 +116,14 @@ function svg(tag, attrs, ...children) {
 
 /** Draw the chart into `container` (as wide as it is), replacing what it held. */
 export function drawParallel(container, sweep) {
+  if (!plotted(sweep).length) { // no empty axes: say what will come
+    const metric = (sweep.primary_metric && sweep.primary_metric.name) || 'its primary metric';
+    const note = document.createElement('p');
+    note.className = 'muted parallel-empty';
+    note.textContent = `No trial has ended with a value of ${metric} yet: each one draws a line here as it ends.`;
+    container.replaceChildren(note);
+    return;
+  }
   const axes = axesOf(sweep);
   const width = Math.max(360, container.clientWidth || 600);
   const height = 320;
@@ -112,8 +143,13 @@ export function drawParallel(container, sweep) {
     root.append(svg('line', { x1: xs[i], x2: xs[i], y1: y(1), y2: y(0), stroke: '#57606a', 'stroke-width': 1 }),
       svg('text', { x: labelX, y: 16, 'text-anchor': anchor, 'font-weight': 600, 'font-size': 12, class: 'axis-label',
         'data-axis': a.metric ? 'metric' : a.name }, `${a.label}${a.kind === 'log' ? ' (log)' : ''}`));
+    // the first axis's figures on its left, where no line goes; the others' on a plate the lines pass under
+    const left = i === 0;
     for (const t of ticks(a)) {
-      root.append(svg('text', { x: xs[i] + 5, y: y(t.at) + 4, 'font-size': 11, fill: '#57606a', class: 'tick' }, t.text));
+      const w = t.text.length * 6.4 + 4; // about: 11 px digits
+      if (!left) root.append(svg('rect', { x: xs[i] + 3, y: y(t.at) - 7, width: w, height: 14, rx: 2, class: 'tick-plate' }));
+      root.append(svg('text', { x: left ? xs[i] - 5 : xs[i] + 5, y: y(t.at) + 4, 'text-anchor': left ? 'end' : 'start', 'font-size': 11,
+        fill: '#57606a', class: 'tick' }, t.text));
     }
   });
   container.replaceChildren(root);

@@ -11,13 +11,20 @@ DEFAULT_OWNER = "admin"
 
 
 def ready_database(stderr) -> None:
-    """Apply what is missing of the database's tables, as `make run` does: on a new machine (an
-    empty DESIGNER_DATA_DIR) a headless command is often the first thing a user types."""
+    """Create the database's tables on a new machine (an empty DESIGNER_DATA_DIR), as `make run`
+    does: a headless command is often the first thing a user types there. A database that has
+    tables already (a team's PostgreSQL, say) is never migrated behind its administrator's back:
+    the command stops and says what to run."""
     executor = MigrationExecutor(connection)
     plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    if plan:
-        stderr.write(f"Setting up the database first ({len(plan)} migration(s), as `manage.py migrate` does).")
-        call_command("migrate", interactive=False, verbosity=0)
+    if not plan:
+        return
+    if executor.loader.applied_migrations:
+        names = ", ".join(f"{m.app_label}.{m.name}" for m, _ in plan[:3]) + (" ..." if len(plan) > 3 else "")
+        raise CommandError(f"the database lacks {len(plan)} migration(s) of this version of the code ({names}): "
+                           f"apply them first with `.venv/bin/python manage.py migrate` (or `make run`)")
+    stderr.write(f"Setting up the database first ({len(plan)} migration(s), as `manage.py migrate` does).")
+    call_command("migrate", interactive=False, verbosity=0)
 
 
 def owner(username: str, stderr):
@@ -30,7 +37,7 @@ def owner(username: str, stderr):
         call_command("ensure_admin", username=DEFAULT_OWNER, stdout=stderr)
         user = User.objects.filter(username=username).first()
     if user is None:
-        known = ", ".join(sorted(User.objects.values_list("username", flat=True)[:20])) or "none yet"
+        known = ", ".join(User.objects.order_by("username").values_list("username", flat=True)[:20]) or "none yet"
         raise CommandError(
             f"--owner {username!r}: there is no user named {username!r} (users: {known}). Create one first:\n"
             f"  .venv/bin/python manage.py createsuperuser --username {username}   (asks for a password)\n"

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from designer.engine import jsontext
 from designer.pipelines.drafts import export_text
 from designer.pipelines.management.commands._common import ready_database
 from designer.pipelines.models import Pipeline
@@ -14,7 +15,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         ready_database(self.stderr)
-        p = Pipeline.objects.filter(pk=opts["pipeline"]).first() if opts["pipeline"].isdigit() else None
+        pk = jsontext.whole_number(opts["pipeline"])
+        p = Pipeline.objects.filter(pk=pk).first() if pk is not None else None
         if p is None:
             raise CommandError(f"no pipeline with id {opts['pipeline']!r}")
         text = export_text(p)

@@ -11,6 +11,7 @@ export const NO_STATUS_COLOUR = '#d0d7de';
 /** Helpers over the server's lists: `server` is the boot data's `statuses`. */
 export function statusBook(server) {
   const terminal = new Set(server.terminal);
+  const succeeded = new Set(server.succeeded);
   const finished = new Set(server.run_finished);
   const active = new Set(server.active);
   // the live statuses in the order a node goes through them (the server lists them so)
@@ -22,7 +23,11 @@ export function statusBook(server) {
     newRun: server.run[0],
     /** the status of a node (and of its run) once it started */
     running: server.event_status.node_started,
+    /** the status of a node that failed */
+    failed: server.event_status.node_failed,
     isTerminal: (s) => terminal.has(s),
+    /** over with its outputs there (completed, or reused) */
+    succeeded: (s) => succeeded.has(s),
     isRunFinished: (s) => finished.has(s),
     isActive: (s) => active.has(s),
     /** the node status a socket event sets, or null for an event that sets none */

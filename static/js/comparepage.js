@@ -6,7 +6,8 @@ import { lineChart } from './charts/lines.js';
 import { fallsByFactors } from './charts/scale.js';
 import { runColour } from './charts/colours.js';
 import { $, h } from './dom.js';
-import { statusLabel } from './statuses.js';
+import { when } from './format.js';
+import { statusLabel } from './statusbook.js';
 import { bestIndices, formatValue } from './values.js';
 
 const data = JSON.parse($('#compare-boot').textContent);
@@ -14,13 +15,6 @@ const runs = data.runs;
 
 /** "#12 digits": how the legends name a run (a trial's run is named after its trial already). */
 const runLabel = (run) => `#${run.id} ${run.name}`;
-
-/** "2026-11-24 01:57:16" in the reader's time zone, as the runs list writes it. */
-function when(iso) {
-  const d = new Date(iso);
-  const two = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
-}
 
 const swatch = (i) => h('span', { class: 'swatch', style: `background:${runColour(i)}`, 'aria-hidden': 'true' });
 

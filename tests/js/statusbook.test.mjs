@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NO_STATUS_COLOUR, statusBook, statusLabel } from '../../static/js/statuses.js';
+import { NO_STATUS_COLOUR, statusBook, statusLabel } from '../../static/js/statusbook.js';
 import { STATUSES } from './fixtures.mjs';
 
 const book = statusBook(STATUSES);

@@ -8,9 +8,10 @@ import { runColour } from './charts/colours.js';
 import { lineChart } from './charts/lines.js';
 import { runAndNode } from './outputs.js';
 import { nodeStatus } from './runstate.js';
+import { moduleOf } from './rules.js';
 
 /** What the module's metric steps count ("epoch" for Train PyTorch Model), the charts' x axis. */
-const stepName = (modules, node) => ((modules.get(node.getData().kind) || {}).metric_step || 'step');
+const stepName = (modules, node) => ((moduleOf(modules, node.getData()) || {}).metric_step || 'step');
 
 /** view: {run(), node(), metrics(nodeId)}; book: the statuses; modules: kind -> module. */
 export function metricsTab(view, book, modules = new Map()) {
