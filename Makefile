@@ -24,11 +24,14 @@ node_modules/.installed: package.json package-lock.json
 
 deps: .venv/.installed node_modules/.installed
 
+# apt's lock may be held (an unattended upgrade, a second checkout installing at the same time): wait for it
 chromium:
 	@command -v chromium >/dev/null || { \
 	  echo "installing Debian's chromium for the browser tests"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  APT="$$SUDO apt-get -o DPkg::Lock::Timeout=600"; \
+	  for i in $$(seq 60); do $$APT update -qq && break; echo "apt is busy (another install holds its lock): waiting"; sleep 10; done; \
+	  DEBIAN_FRONTEND=noninteractive $$APT install -y -qq chromium >/dev/null; }
 
 # the embedded single-machine app asks for DEBUG (error pages with details, the development secret key)
 run: export DEBUG = true
