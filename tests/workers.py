@@ -73,7 +73,7 @@ class CeleryWorker:
         self.proc.wait()
 
 
-def registered(workers: list[CeleryWorker], timeout: float = 10) -> list[CeleryWorker]:
+def registered(workers: list[CeleryWorker], timeout: float = 30) -> list[CeleryWorker]:
     """`workers`, once each has its live row again (a test's database flush removes the rows
     until the workers' next heartbeat)."""
     from designer.pipelines.models import Worker

@@ -1,6 +1,8 @@
 /* The one way this page builds DOM: h(tag, attrs, ...children). Text goes in as text nodes,
  * never as HTML; an attribute "on<event>" with a function adds a listener. */
 
+import { codeParts } from './format.js';
+
 export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
@@ -20,3 +22,6 @@ export const muted = (text) => h('p', { class: 'muted' }, text);
 
 /** A button (type=button, so that it never sends a form). */
 export const button = (attrs, ...children) => h('button', { type: 'button', ...attrs }, ...children);
+
+/** A server message as nodes: its `quoted` parts (a command, a field) in <code>. */
+export const withCode = (text) => codeParts(text).map(([t, code]) => (code ? h('code', {}, t) : t));

@@ -3,7 +3,7 @@
  * latency p50 / p95, errors, recent errors) read again every 3 s, the version it serves (a
  * switch is a PATCH), delete. Drawn from the boot data: the endpoint as GET /api/endpoints/<name> gives it. */
 import { api, errorOf } from './api.js';
-import { $, button, h } from './dom.js';
+import { $, button, h, withCode } from './dom.js';
 import { statusLabel } from './statusbook.js';
 import { curlShown, maskKey, msText, registryPaths, timeText } from './registry.js';
 
@@ -75,7 +75,7 @@ function drawStats() {
   $('#no-errors').hidden = errors.length > 0;
   $('#recent-errors').hidden = !errors.length;
   $('#recent-errors tbody').replaceChildren(...errors.map((e) => h('tr', {},
-    h('td', { class: 'when' }, timeText(e.at)), h('td', { class: 'num' }, String(e.status)), h('td', { class: 'message' }, e.message))));
+    h('td', { class: 'when' }, timeText(e.at)), h('td', { class: 'num' }, String(e.status)), h('td', { class: 'message' }, withCode(e.message)))));
 }
 
 function show(data) {
@@ -83,7 +83,7 @@ function show(data) {
   const badge = $('#endpoint-status');
   badge.textContent = statusLabel(ep.status);
   badge.dataset.status = ep.status;
-  $('#status-message').textContent = ep.status_message || '';
+  $('#status-message').replaceChildren(...withCode(ep.status_message));
   const model = $('#model-link');
   model.textContent = ep.model;
   model.href = registryPaths.modelPage(ep.model);

@@ -90,3 +90,11 @@ export function keepTail(text, limit = 2 * LOG_TAIL_BYTES) {
   const cut = text.indexOf('\n', text.length - limit);
   return cut < 0 ? text.slice(-limit) : text.slice(cut + 1);
 }
+
+/** A server message cut into [text, isCode] parts: what it quotes in backticks (a command, a field)
+ * is code. An unmatched backtick leaves the message as it is. */
+export function codeParts(text) {
+  const parts = String(text ?? '').split('`');
+  if (parts.length % 2 === 0) return [[String(text), false]];
+  return parts.map((p, i) => [p, i % 2 === 1]).filter(([p]) => p !== '');
+}

@@ -1,7 +1,7 @@
 /* The page's messages: the banner over the canvas (errors, notes, a conflict) and the save state.
  * A banner tied to a condition (`holds`) goes by itself once the condition is over: whoever may
  * end it calls recheckBanner() (the problems view after each autosave answer, for one). */
-import { $, button, h } from './dom.js';
+import { $, button, h, withCode } from './dom.js';
 
 const NOTE_MS = 4000; // an info note clears by itself after this; errors stay until dismissed
 let noteTimer = null;
@@ -22,7 +22,7 @@ export function banner(text, { actions = [], kind = 'error', el = $('#banner'), 
   el.className = `banner ${kind}`;
   if (!text) { el.replaceChildren(); el.hidden = true; return; }
   const close = button({ class: 'close', 'aria-label': 'Dismiss', title: 'Dismiss', onclick: () => hide(el) }, '×');
-  const parts = [h('span', {}, text), ...actions.map(([label, fn]) => button({ onclick: fn }, label))];
+  const parts = [h('span', {}, withCode(text)), ...actions.map(([label, fn]) => button({ onclick: fn }, label))];
   // a conflict stays until the page is reloaded
   el.replaceChildren(...parts, ...(kind === 'conflict' ? [] : [close]));
   el.hidden = false;

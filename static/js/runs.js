@@ -1,6 +1,6 @@
 /* Runs: submitting the pipeline, the run shown on the canvas (its statuses painted on the nodes,
  * its banner, kept live by its socket), the Runs tab's list, and cancelling. */
-import { $, $$, button, h, muted } from './dom.js';
+import { $, $$, button, h, muted, withCode } from './dom.js';
 import { api, errorOf, paths } from './api.js';
 import { SILENT, arrange } from './canvas.js';
 import { statusFit } from './cells.js';
@@ -71,7 +71,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     el.className = `run-banner status-${run.status}`;
     const trial = run.trial ? `trial ${run.trial.number} of sweep #${run.trial.sweep}` : '';
     const nameOf = (id) => { const n = graph.getCellById(id); const m = n && n.isNode() ? canvas.module(n) : null; return m ? `${m.label} (${id})` : id; };
-    $('#run-summary').textContent = runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '), nameOf);
+    $('#run-summary').replaceChildren(...withCode(runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '), nameOf)));
     el.dataset.status = run.status;
     $('#cancel-run').hidden = book.isRunFinished(run.status);
     $('#delete-run').hidden = !book.isRunFinished(run.status);

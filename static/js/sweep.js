@@ -6,7 +6,7 @@ import { api, errorOf } from './api.js';
 import { lineChart } from './charts/lines.js';
 import { fallsByFactors } from './charts/scale.js';
 import { drawParallel } from './charts/parallel.js';
-import { $, h } from './dom.js';
+import { $, h, withCode } from './dom.js';
 import { statusLabel } from './statusbook.js';
 import { trialTable } from './sweeptable.js';
 import { compareHref, curveSeries, summaryText, sweepFinished } from './trials.js';
@@ -43,7 +43,7 @@ function show(data) {
   const badge = $('#sweep-status');
   badge.textContent = statusLabel(sweep.status);
   badge.dataset.status = sweep.status;
-  $('#sweep-message').textContent = sweep.message || '';
+  $('#sweep-message').replaceChildren(...withCode(sweep.message));
   $('#sweep-facts').textContent = summaryText(sweep, boot.statuses.trial_finished || []);
   $('#cancel-sweep').disabled = over;
   $('#delete-sweep').disabled = !over;

@@ -4,6 +4,7 @@ whose result is seen, refused when the name is already one of the user's dataset
 import zipfile
 
 import pytest
+from playwright.sync_api import expect
 
 from designer.pipelines.models import Dataset
 from tests.e2e.helpers import node, open_designer, set_parameters
@@ -184,3 +185,22 @@ def test_an_upload_is_seen_and_the_same_name_again_is_refused(page, users, tmp_p
     assert in_window(page, "#upload-status")
     assert Dataset.objects.filter(owner=users["owner"], name="digits 2").count() == 1
     page.shot("uploaded-as-digits-2")
+
+
+def test_a_run_with_no_worker_says_so_and_shows_the_commands_as_code(page, users):
+    from designer.celery import app
+
+    app.control.purge()
+    try:
+        open_designer(page, users["owner"], with_a_problem())
+        set_parameters(page, "src", {"value": 10})
+        page.wait_for_selector("#problems.ok")
+        page.click("#submit")
+        summary = page.locator("#run-summary")
+        expect(summary).to_contain_text("No worker is running", timeout=20_000)
+        # the server quotes the commands in backticks: the page shows them as code, without the marks
+        assert "`" not in summary.inner_text()
+        assert summary.locator("code").all_inner_texts() == ["make run", "make worker"]
+        page.shot("no-worker")
+    finally:
+        app.control.purge()  # the queued task is not left for the next test's worker

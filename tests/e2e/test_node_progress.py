@@ -69,7 +69,6 @@ def test_a_training_node_shows_its_epoch_time_and_figures_live_then_its_duration
     # the time goes on by itself, a second at a time, while the node runs
     page.wait_for_function(f"""() => {{ const t = ({STATUS_JS})('train'); const m = t.match(/(\\d+) s$/);
         return t.startsWith('running') && m && Number(m[1]) > {seconds(first)}; }}""", timeout=10_000)
-    assert seconds(status_line(page, "train")) > seconds(first)
     page.shot("training-later")
     # done: its duration, the progress line gone (the node as tall as before), the last figures on hover
     page.wait_for_function(f"({STATUS_JS})('train').startsWith('completed')", timeout=120_000)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LOG_TAIL_BYTES, bytes, datasetName, duration, keepTail, nodeStatusText, runSummary, settleReturns, tailStart, uploadRefusal, urlPath, when } from '../../static/js/format.js';
+import { LOG_TAIL_BYTES, bytes, codeParts, datasetName, duration, keepTail, nodeStatusText, runSummary, settleReturns, tailStart, uploadRefusal, urlPath, when } from '../../static/js/format.js';
 import { statusBook } from '../../static/js/statusbook.js';
 import { STATUSES } from './fixtures.mjs';
 
@@ -86,4 +86,12 @@ test('a progress bar rewritten with carriage returns shows its last state, as a 
 test('a moment reads the same on every page and in every locale', () => {
   const d = new Date(2026, 10, 5, 7, 3, 9); // local time
   assert.equal(when(d.toISOString()), '2026-11-05 07:03:09');
+});
+
+test('a message quoting a command in backticks shows the command as code, without the backticks', () => {
+  assert.deepEqual(codeParts('No worker is running (`make run` starts one).'),
+    [['No worker is running (', false], ['make run', true], [' starts one).', false]]);
+  assert.deepEqual(codeParts('`pipeline` is required'), [['pipeline', true], [' is required', false]]);
+  assert.deepEqual(codeParts('a lone ` stays'), [['a lone ` stays', false]]);
+  assert.deepEqual(codeParts(''), []);
 });

@@ -66,8 +66,9 @@ def run_again(users, doc: dict, node_id: str, timeout: float = 900) -> Run:
 
 @pytest.fixture
 def big_archive(tmp_path) -> tuple[Path, int]:
-    """Every digit of scikit-learn at 128 x 128: 1,797 images, seconds of converting (many heartbeats)."""
-    folder = digits_folder(tmp_path / "digits", size=128)
+    """Every digit of scikit-learn at 256 x 256: 1,797 images, many seconds of converting (many
+    heartbeats): the cancel comes long before the end, also when the test stalls on a busy machine."""
+    folder = digits_folder(tmp_path / "digits", size=256)
     return make_archive(folder, tmp_path / "digits.zip"), sum(1 for p in folder.rglob("*.png"))
 
 

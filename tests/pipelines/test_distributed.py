@@ -77,7 +77,7 @@ def leftover_processes(run) -> list[str]:
     return found
 
 
-def no_process_left(run, within=10.0):
+def no_process_left(run, within=30.0):
     deadline = time.monotonic() + within
     while (left := leftover_processes(run)) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -199,7 +199,7 @@ def test_a_port_in_use_at_the_master_is_skipped(workers, users):
 def test_every_port_in_use_at_the_master_fails_naming_the_ports(workers, users):
     taken = [_listen(p) for p in PORTS]
     try:
-        run = wait_for_run(runs.submit(users["owner"], toy(1, 2, steps=2)).id, timeout=30)
+        run = wait_for_run(runs.submit(users["owner"], toy(1, 2, steps=2)).id, timeout=90)
     finally:
         for s in taken:
             s.close()
@@ -221,7 +221,7 @@ def test_one_rank_raising_stops_every_rank_and_the_node_shows_its_traceback(work
     assert nr.error.rstrip().endswith("ToyFailure: rank 1 fails at step 20, as asked")
     failed_at = nr.finished_at
     rank1 = (logs_of(run) / "70_driver_log_1.txt")
-    assert (failed_at.timestamp() - rank1.stat().st_mtime) < 15  # the node failed within seconds of the rank
+    assert (failed_at.timestamp() - rank1.stat().st_mtime) < 30  # the node failed within seconds of the rank
     no_process_left(run)
 
 
@@ -267,7 +267,8 @@ def test_cancelling_ends_every_process_on_every_worker_and_logs_are_live(workers
 
     owner_client.post(f"/api/runs/{run.id}/cancel")
     cancelled = time.monotonic()
-    run = wait_for_run(run.id, timeout=30)
-    assert run.status == "cancelled" and time.monotonic() - cancelled < 15
+    run = wait_for_run(run.id, timeout=60)
+    # node 0 may wait for its members (LOST_AFTER + STOP_GRACE) before it ends: seconds, on a busy machine tens
+    assert run.status == "cancelled" and time.monotonic() - cancelled < 30
     no_process_left(run)
     assert all(x.status == "exited" for x in NodeLaunch.objects.filter(noderun__run=run))

@@ -55,7 +55,7 @@ def test_a_worker_dying_mid_job_fails_the_node_naming_the_lost_rank_and_its_log_
     killed = time.monotonic()
     run = wait_for_run(run.id, timeout=60)
     nr = run.nodes.get()
-    assert run.status == "failed" and time.monotonic() - killed < 30
+    assert run.status == "failed" and time.monotonic() - killed < 50  # detection alone waits LOST_AFTER
     assert nr.error.startswith(f"DistributedLaunchError: Toy distributed: rank {rank} was lost with its worker {member} "
                                f"(node {node_rank}): no heartbeat for "), nr.error
     no_process_left(run)
@@ -74,7 +74,7 @@ def test_the_node_0_worker_dying_mid_job_stops_the_other_nodes(start_worker, use
     killed = time.monotonic()
     run = wait_for_run(run.id, timeout=60)
     nr = run.nodes.get()
-    assert run.status == "failed" and time.monotonic() - killed < 30
+    assert run.status == "failed" and time.monotonic() - killed < 50  # detection alone waits LOST_AFTER
     assert nr.error.startswith(f"WorkerLostError: the worker {socket.gethostname()}:{master} stopped responding"), nr.error
     assert f"Rank {rank} was lost with it (node {node_rank})" in nr.error, nr.error
     no_process_left(run)

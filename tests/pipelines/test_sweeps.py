@@ -137,7 +137,7 @@ def test_each_policy_stops_a_poor_trial_before_its_last_epoch_and_keeps_what_it_
                            "workers may take both trials; `make test` runs this on Redis")
 def test_random_sampling_runs_two_trials_at_a_time_on_two_workers_and_never_more(workers, users):
     space = [{"name": "lr", "expression": "uniform", "values": [0.001, 0.01]}]
-    sweep = finished(sweeps.start(users["owner"], tuning_pipeline(epochs=4, epoch_seconds=0.5, source_value=2),
+    sweep = finished(sweeps.start(users["owner"], tuning_pipeline(epochs=4, epoch_seconds=1.0, source_value=2),
                                   config(space, sampling="random", total=4, concurrent=2, seed=3)))
     fits = list(NodeRun.objects.filter(run__trial__sweep=sweep, node_id="fit").order_by("started_at"))
     assert len(fits) == 4 and all(f.status == st.COMPLETED for f in fits)

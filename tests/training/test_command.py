@@ -106,10 +106,10 @@ def test_a_command_that_cannot_start_is_named(tmp_path):
 def test_a_script_that_hangs_past_its_timeout_is_ended_with_every_process_of_its_group(tmp_path):
     started = time.monotonic()
     with pytest.raises(CommandTimedOut) as e:
-        run(tmp_path, HANGS.format(before=""), timeout=2)
+        run(tmp_path, HANGS.format(before=""), timeout=6)  # seconds for Python to start on a busy machine
     took = time.monotonic() - started
-    assert str(e.value) == "My Script: the command ran past its Timeout of 2 s and was ended"
-    assert 2 <= took < 2 + command.STOP_GRACE_SECONDS, took  # SIGTERM was enough: no wait for the grace
+    assert str(e.value) == "My Script: the command ran past its Timeout of 6 s and was ended"
+    assert 6 <= took < 6 + command.STOP_GRACE_SECONDS, took  # SIGTERM was enough: no wait for the grace
     pids = [int(p) for p in (tmp_path / "code" / "pids.txt").read_text().split()]
     assert [p for p in pids if alive(p)] == []
     assert command.group_members(pids[0]) == []
@@ -119,7 +119,7 @@ def test_a_script_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, monke
     monkeypatch.setattr(command, "STOP_GRACE_SECONDS", 1.0)
     before = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)"
     with pytest.raises(CommandTimedOut):
-        run(tmp_path, HANGS.format(before=before), timeout=2)
+        run(tmp_path, HANGS.format(before=before), timeout=6)
     pids = [int(p) for p in (tmp_path / "code" / "pids.txt").read_text().split()]
     assert [p for p in pids if alive(p)] == [] and command.group_members(pids[0]) == []
 
@@ -171,7 +171,7 @@ def test_a_million_lines_go_to_the_log_quickly_in_bounded_memory(tmp_path):
     result = json.loads(done.stdout)
     print(result)
     assert result["metrics"] == [["halfway", 1.0, 1, None], ["done", 1.0, 2, None]]
-    assert result["seconds"] < 30  # about 4 s on an idle 2-core machine: the script's own print()s
+    assert result["seconds"] < 60  # about 4 s on an idle 2-core machine: the script's own print()s
     assert result["peak_mb"] < 40, result  # about 20 MB; the log alone is 63 MB
     with log.open("rb") as f:
         assert sum(1 for _ in f) == 1_000_002

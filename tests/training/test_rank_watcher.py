@@ -44,7 +44,7 @@ def test_a_killed_rank_is_recorded_with_its_signal_and_the_moment_it_died(tmp_pa
     state = ended(tmp_path, 1)  # before the parent reaps it (torchrun looks every --monitor-interval)
     assert proc.wait(10) == -signal.SIGKILL
     assert state["signal"] == signal.SIGKILL and "failed_at" not in state
-    assert killed <= state["ended_at"] < killed + 5
+    assert killed <= state["ended_at"] < killed + 15
     failure = launch.first_failure(tmp_path / "ranks")
     assert failure.rank == 1 and failure.how.startswith("was killed by signal 9 (SIGKILL")
 

@@ -31,7 +31,7 @@ def test_two_processes_under_torchrun_train_one_model(tmp_path, dirs):
     out = tmp_path / "model"
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
     done = subprocess.run([*torchrun, "-m", "training.train", *command(dirs, out)], env=ENV, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 process(es)" in done.stdout and done.stdout.count("Epoch 1:") == 1  # rank 0 logs, alone
     spec = yaml.safe_load((out / "model.yaml").read_text())
@@ -42,7 +42,7 @@ def test_two_processes_under_torchrun_train_one_model(tmp_path, dirs):
 
 def test_a_users_mistake_is_one_line_not_a_traceback(tmp_path, dirs):
     done = subprocess.run([sys.executable, "-m", "training.train", *command(dirs, tmp_path / "m", "--batch-size", "999")],
-                          env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+                          env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 1
     assert done.stderr.strip().startswith("NotInRangeValueError: Train PyTorch Model: Batch size 999")
     assert "Traceback" not in done.stderr
