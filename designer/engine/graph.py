@@ -171,6 +171,8 @@ def _node_problems(node: dict, catalogue, machines=None) -> list[Problem]:
             known = ", ".join(p.name for p in module.params) or "none"
             problems.append(Problem(f"{module.label} has no parameter {name!r} (its parameters: {known})", "unknown_param", node=nid, param=name))
             continue
+        if value is None and param.default is None:
+            continue  # null, as a file writes a value not chosen yet: the same as leaving it out
         error = param.check(value)
         if error:
             problems.append(Problem(f"{param.label}: {error}", "bad_value", node=nid, param=name))

@@ -116,12 +116,13 @@ def pipelines(request):
 
 @api("POST")
 def pipeline_import(request):
-    """Body: a pipeline file (or an upload named `file`). Nothing is created unless it is valid."""
+    """Body: a pipeline file (or an upload named `file`): imported if it can be read, with its
+    `problems` (what is left to fix before it runs); a file that cannot be read is a 400."""
     if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded") and "file" not in request.FILES:
         raise BadRequest("send the pipeline file as the form's field `file` (or as the request body itself)")
     raw = request.FILES["file"].read() if "file" in request.FILES else request.body
-    p = drafts.import_document(request.user, drafts.read_document(raw))
-    return JsonResponse(pipeline_json(p, problems=[]), status=201)
+    p, found = drafts.import_document(request.user, drafts.read_document(raw))
+    return JsonResponse(pipeline_json(p, problems=found), status=201)
 
 
 @api("GET", "PUT", "DELETE")

@@ -146,14 +146,16 @@ def read_document(raw: bytes | str, what: str = "the file") -> dict:
         raise Unreadable(f"{what} cannot be imported", e.problems)
 
 
-def import_document(owner, doc: dict, what: str = "the file", name: str = IMPORTED_NAME) -> Pipeline:
-    """A new pipeline of a read document, only if it has no problem at all (then every problem is
-    listed and nothing is created). `name`: used when the document names none."""
-    catalogue = get_catalogue(owner)
-    found = graph.validate(graph.pin_versions(doc, catalogue), catalogue, workers.machines())
-    if found:
-        raise DraftError(f"{what} cannot be imported: {len(found)} problem(s)", found)
-    return Pipeline.objects.create(owner=owner, name=_name(doc.get("name"), name), draft=doc)
+def import_document(owner, doc: dict, what: str = "the file", name: str = IMPORTED_NAME) -> tuple[Pipeline, list]:
+    """A new pipeline of a read document, and its problems. Like any draft it may have some (a
+    dataset of another server or none chosen yet, a value to fix): it is imported, and they are
+    fixed in the designer before it runs. One the database cannot hold is refused (DraftError).
+    `what` names the file in that error; `name`: used when the document names none."""
+    try:
+        draft, found = checked(doc, owner)
+    except DraftError as e:
+        raise type(e)(f"{what} cannot be imported: {e}", e.problems) from None
+    return Pipeline.objects.create(owner=owner, name=_name(doc.get("name"), name), draft=draft), found
 
 
 def clone(p: Pipeline) -> Pipeline:

@@ -54,7 +54,8 @@ def pipeline_new(request):
 @login_required
 @require_POST
 def pipeline_import(request):
-    """A pipeline file: imported only if it is valid; otherwise every problem is listed."""
+    """A pipeline file: imported if it can be read, then opened in the designer, which lists what is
+    left to fix before it runs; a file that cannot be read lists its problems here."""
     upload = request.FILES.get("file")
     if upload is None:
         return _home(request, import_error="choose a pipeline file (.json) to import", status=400)
@@ -62,12 +63,16 @@ def pipeline_import(request):
         return _home(request, import_error=f"{upload.name} is {upload.size:,} bytes: a pipeline file may be at most {MAX_IMPORT_BYTES:,}", status=400)
     try:
         doc = drafts.read_document(upload.read(), what=upload.name)
-        p = drafts.import_document(request.user, doc, what=upload.name, name=upload.name.rsplit(".", 1)[0])
+        p, found = drafts.import_document(request.user, doc, what=upload.name, name=upload.name.rsplit(".", 1)[0])
     except drafts.Unreadable as e:
         return _home(request, import_error=str(e), import_problems=e.problems, status=400)
     except drafts.DraftError as e:
         return _home(request, import_error=f"{e}; nothing was imported", import_problems=e.problems, status=400)
-    messages.success(request, f"Imported {p.name}.")
+    if found:
+        messages.warning(request, f"Imported {p.name}, with {len(found)} problem(s) to fix before it runs: "
+                                  "they are listed below the canvas.")
+    else:
+        messages.success(request, f"Imported {p.name}.")
     return redirect("designer", pk=p.pk)
 
 
@@ -152,7 +157,9 @@ def designer(request, pk):
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
                  "earlier_modules": [m.describe() for m in catalogue.every_version() if m is not catalogue.get(m.kind)],
                  "datasets": datasets, "statuses": statuses.for_page(),
-                 "problems": [x.as_dict() for x in drafts.problems(p.draft, p.owner_id)]},
+                 "problems": [x.as_dict() for x in drafts.problems(p.draft, p.owner_id)],
+                 # "Imported ...": shown over the canvas (a note that goes, or a warning that goes with the problems)
+                 "messages": [{"text": str(m), "level": m.level_tag} for m in messages.get_messages(request)]},
     })
 
 

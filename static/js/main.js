@@ -41,6 +41,11 @@ const extra = draftExtra(boot.draft); // name, parameters...: sent back with eac
 const canvas = createCanvas($('#canvas'), catalogue, extra, (why) => banner(why));
 const { graph, history } = canvas;
 const problems = problemsView(canvas, catalogue.modules, boot.problems || []);
+// the server's notes ("Imported ..."): over the canvas; one about problems goes with the last of them
+for (const m of boot.messages || []) {
+  const warn = m.level === 'warning' || m.level === 'error';
+  banner(m.text, warn ? { kind: 'warn', holds: () => problems.list().length > 0 } : { kind: 'info' });
+}
 const saver = autosave(boot.id, boot.revision, canvas.toDraft, (list) => { problems.set(list); paramsView.mark(); });
 const edits = editing(canvas, catalogue.modules, saver.saveNow);
 const entries = palette(canvas, catalogue, edits.addAtCentre);

@@ -2,9 +2,11 @@
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from designer.pipelines.models import Pipeline
-from tests.pipes import chain, link, node, pipeline
+from tests.conftest import ROOT
+from tests.pipes import chain, node, pipeline
 
 pytestmark = pytest.mark.browser
 
@@ -39,33 +41,50 @@ def test_an_owner_creates_renames_clones_and_deletes_a_pipeline(page, users):
     page.wait_for_selector("html[data-designer-ready=true]")
 
 
-def test_an_invalid_file_is_not_imported_and_every_problem_is_listed(page, users, tmp_path):
-    bad = pipeline([node("a", "toy_source", value=5000), node("b", "no_such_module"), node("c", "toy_sink")],
-                   [link("a", "c", dst_port="scores")])
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps(bad))
+def test_the_shipped_example_imports_and_opens_with_what_is_left_to_fix(page, users, tmp_path):
+    """examples/digits.json chooses no dataset (a dataset is a user's own): it is imported all the
+    same, as a draft, and the designer says what to fix; a file that cannot be read is not."""
+    from designer.pipelines.models import Dataset
+
+    digits = Dataset.objects.create(owner=users["owner"], name="digits", size=100, file=f"datasets/{users['owner'].id}/digits/digits.zip")
     page.goto(page.base + "/")
-    page.set_input_files("input[type=file]", str(path))
+    page.set_input_files("input[type=file]", str(ROOT / "examples" / "digits.json"))
     page.click("#import")
-    problems = page.locator("#import-problems")
-    problems.wait_for()
-    text = problems.inner_text()
-    assert "nothing was imported" in text
-    assert "out of range" in text and "no_such_module" in text and "ImageDirectory cannot feed ScoredDataset" in text
-    assert not Pipeline.objects.exists()
+    page.wait_for_selector("html[data-designer-ready=true]")
+    p = Pipeline.objects.get()
+    assert len(p.draft["nodes"]) == 10
+    warning = page.locator("#banner.warn")
+    expect(warning).to_contain_text(f"Imported {p.name}, with 1 problem(s) to fix before it runs: they are listed below the canvas.")
+    expect(page.locator("#problems")).to_contain_text("no dataset chosen")
+    assert page.locator("ul.messages").count() == 0  # over the canvas, not above the page pushing it down
+    page.shot("imported-with-a-problem")
+    page.locator('#canvas g[data-cell-id="dataset"]').click()
+    page.select_option("#param-dataset", str(digits.id))
+    page.wait_for_selector("#problems.ok")
+    expect(warning).to_be_hidden()  # it goes with the last problem
+
+    page.goto(page.base + "/")
+    path = tmp_path / "bad.json"
     path.write_text("{not json")
     page.set_input_files("input[type=file]", str(path))
     page.click("#import")
     assert "not valid JSON" in page.locator("#import-problems").inner_text()
+    shape = tmp_path / "shape.json"
+    shape.write_text(json.dumps(pipeline([node("..", "toy_source", value=1)], [])))
+    page.set_input_files("input[type=file]", str(shape))
+    page.click("#import")
+    assert "cannot be an id" in page.locator("#import-problems").inner_text()
     page.shot("import-problems")
+    assert Pipeline.objects.count() == 1
 
     good = tmp_path / "good.json"
     good.write_text(json.dumps(chain(3, name="three")))
     page.set_input_files("input[type=file]", str(good))
     page.click("#import")
     page.wait_for_url("**/pipelines/*/")
-    p = Pipeline.objects.get()
-    assert p.name == "three" and len(p.draft["nodes"]) == 3
+    p = Pipeline.objects.get(name="three")
+    assert len(p.draft["nodes"]) == 3
+    expect(page.locator("#banner.info")).to_contain_text("Imported three.")
 
 
 def test_sign_in_and_out(page, users):

@@ -136,12 +136,16 @@ def test_validate_lists_every_problem(owner_client):
     assert bad["problems"][0]["code"] == "malformed_json"
 
 
-def test_an_invalid_import_lists_every_problem_and_creates_nothing(owner_client):
+def test_an_import_with_problems_is_a_draft_that_lists_them_and_cannot_run_yet(owner_client):
     doc = pipeline([node("a", "toy_source", value=5000), node("b", "toy_add", colour=1)], [])
     r = owner_client.post("/api/pipelines/import", json.dumps(doc), content_type="application/json")
-    assert r.status_code == 400
+    assert r.status_code == 201
     assert sorted(p["code"] for p in r.json()["problems"]) == ["bad_value", "missing_input", "unknown_param"]
-    assert not Pipeline.objects.exists()
+    run = owner_client.post(f"/api/pipelines/{r.json()['id']}/runs")
+    assert run.status_code == 400 and len(run.json()["problems"]) == 3
+    r = owner_client.post("/api/pipelines/import", b'{"schema_version": 2, "nodes": [{"id": 1}]', content_type="application/json")
+    assert r.status_code == 400 and r.json()["error"].startswith("the file cannot be imported")
+    assert Pipeline.objects.count() == 1
 
 
 def test_export_then_import_gives_an_identical_pipeline(owner_client):

@@ -126,7 +126,7 @@ def test_a_name_too_long_or_empty_is_refused_and_changes_nothing(users):
 # ---------------------------------------------------------------- import, clone, create, delete
 
 
-def test_importing_a_bad_document_names_each_problem_and_creates_nothing(users):
+def test_a_document_is_imported_with_its_problems_and_one_that_cannot_be_read_is_not(users):
     with pytest.raises(drafts.Unreadable) as e:
         drafts.read_document(b"{nope", what="bad.json")
     assert str(e.value) == "bad.json cannot be imported" and e.value.problems[0].code == "malformed_json"
@@ -134,22 +134,24 @@ def test_importing_a_bad_document_names_each_problem_and_creates_nothing(users):
         drafts.read_document(json.dumps({"schema_version": 9, "nodes": [], "links": []}))
     assert "newer Pipeline Designer" in str(e.value.problems[0])
 
-    doc = drafts.read_document(json.dumps(pipeline([node("a", "toy_source", value=5000), node("b", "toy_add", colour=1)], [])))
-    with pytest.raises(drafts.DraftError) as e:
-        drafts.import_document(users["owner"], doc, what="bad.json")
-    assert str(e.value) == "bad.json cannot be imported: 3 problem(s)"
-    assert sorted((p.code, p.node) for p in e.value.problems) == [("bad_value", "a"), ("missing_input", "b"), ("unknown_param", "b")]
     assert not Pipeline.objects.exists()
+    # a draft to fix in the designer: imported, and its problems said
+    doc = drafts.read_document(json.dumps(pipeline([node("a", "toy_source", value=5000), node("b", "toy_add", colour=1)], [])))
+    p, found = drafts.import_document(users["owner"], doc)
+    assert sorted((x.code, x.node) for x in found) == [("bad_value", "a"), ("missing_input", "b"), ("unknown_param", "b")]
+    assert p.draft["nodes"][0]["parameters"] == {"value": 5000}
 
 
-def test_the_page_lists_an_imports_problems_and_a_good_file_is_named_by_its_document(owner_client, users):
-    bad = pipeline([node("a", "toy_source", value=5000)], [], name="bad")
-    r = owner_client.post("/pipelines/import", {"file": SimpleUploadedFile("bad.json", json.dumps(bad).encode())})
-    page = r.content.decode()
-    assert r.status_code == 400 and "bad.json cannot be imported: 1 problem(s); nothing was imported" in page
-    assert "out of range" in page and not Pipeline.objects.exists()
+def test_the_page_imports_a_draft_with_problems_refuses_an_unreadable_file_and_names_a_good_one_by_its_document(owner_client, users):
     r = owner_client.post("/pipelines/import", {"file": SimpleUploadedFile("x.json", b"[1,")})
     assert r.status_code == 400 and "x.json cannot be imported" in r.content.decode() and "not valid JSON" in r.content.decode()
+    assert not Pipeline.objects.exists()
+    bad = pipeline([node("a", "toy_source", value=5000)], [], name="bad")
+    r = owner_client.post("/pipelines/import", {"file": SimpleUploadedFile("bad.json", json.dumps(bad).encode())}, follow=True)
+    assert r.context["boot"]["messages"] == [{"text": "Imported bad, with 1 problem(s) to fix before it runs: they are "
+                                                      "listed below the canvas.", "level": "warning"}]
+    assert "out of range" in r.context["boot"]["problems"][0]["message"]
+    Pipeline.objects.all().delete()
     unnamed = chain(2)
     del unnamed["name"]
     r = owner_client.post("/pipelines/import", {"file": SimpleUploadedFile("three.json", json.dumps(chain(3, name="three")).encode())})

@@ -11,7 +11,8 @@ from designer.pipelines.management.commands._common import (
 
 
 class Command(BaseCommand):
-    help = "Create a pipeline from a JSON file. Nothing is created unless the file is valid."
+    help = ("Create a pipeline from a JSON file and print its id. A file that cannot be read creates nothing; "
+            "one with problems (no dataset chosen, a value to fix) is imported and its problems printed.")
 
     def add_arguments(self, parser):
         parser.add_argument("file")
@@ -22,7 +23,10 @@ class Command(BaseCommand):
         ready_database(self.stderr)
         user = owner(opts["owner"], self.stderr)
         try:
-            p = drafts.import_document(user, doc, what=opts["file"])
+            p, found = drafts.import_document(user, doc, what=opts["file"])
         except drafts.DraftError as e:
-            raise CommandError(f"{opts['file']} cannot be imported, {len(e.problems)} problem(s):\n{problems_text(e.problems)}")
+            raise CommandError(f"{e}, {len(e.problems or [])} problem(s):\n{problems_text(e.problems or [])}")
+        if found:
+            self.stderr.write(f"Imported as pipeline {p.id}, with {len(found)} problem(s) to fix before it runs "
+                              f"(in the designer, or run_pipeline --set):\n{problems_text(found)}")
         self.stdout.write(str(p.id))
