@@ -35,7 +35,10 @@ def new_key() -> str:
 def default_name(model_name: str) -> str:
     """The model's name made a free endpoint name: `Digits_v2` -> `digits-v2`, then `-2`, `-3`..."""
     base = re.sub(r"[^a-z0-9]+", "-", model_name.lower()).strip("-")
-    base = (base if base[:1].isalpha() else f"model-{base}")[:28].rstrip("-")
+    base = base if base[:1].isalpha() else f"model-{base}"
+    if len(base) > 28:  # cut at a word, not in one: digits-resnet-18-from-scratch -> digits-resnet-18-from
+        base = base[:29].rsplit("-", 1)[0] if "-" in base[3:29] else base[:28]
+    base = base.rstrip("-")
     base = base if len(base) >= 3 else f"{base}-ep"
     name, n = base, 1
     while Endpoint.objects.filter(name=name).exists():

@@ -87,7 +87,8 @@ export function outputsTab(view, book) {
     if (!r.ok) { panel.textContent = errorOf(r, `Cannot list the files (${r.status}).`); return; }
     const parts = [h('h3', { 'data-node': sel.node }, `${sel.label} in run #${sel.run.id}: ${statusLabel(r.data.status)}`),
       registerButton(sel.run.id, view.node(), r.data.status)].filter(Boolean);
-    if (r.data.error) parts.push(h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Error'), h('pre', {}, r.data.error)));
+    const cancelled = r.data.status === 'cancelled'; // the user's own doing: said, not alarmed
+    if (r.data.error) parts.push(h('div', { class: cancelled ? 'node-error cancelled' : 'node-error', role: cancelled ? 'status' : 'alert' }, h('strong', {}, cancelled ? 'Cancelled' : 'Error'), h('pre', {}, r.data.error)));
     for (const [port, files] of Object.entries(r.data.outputs)) {
       const items = files.map((f) => h('li', {}, download(`${base}/files/${encodeURIComponent(port)}/${urlPath(f.path)}`, f.path), ` (${bytes(f.size)})`));
       parts.push(h('h4', {}, `Output: ${port}`), h('ul', { class: 'files', 'data-port': port }, items.length ? items : h('li', { class: 'muted' }, 'no files')));

@@ -58,7 +58,7 @@ function search(modules, query) {
       li.hidden = !hit;
       if (hit) inCat += 1;
     }
-    cat.hidden = inCat === 0;
+    cat.hidden = q !== '' && inCat === 0; // no query: every section, My datasets' upload form too
     if (q && inCat) cat.open = true;
     shown += inCat;
   }

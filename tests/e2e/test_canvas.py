@@ -107,6 +107,9 @@ def test_select_move_delete_copy_paste_undo_redo_zoom_fit_and_layout(page, users
     assert page.locator(".palette-item:visible").all_inner_texts() == ["Toy sink"]
     page.fill("#palette-search", "zzz")
     page.wait_for_selector("#palette-empty:visible")
+    page.fill("#palette-search", "")  # cleared: every section again, the upload form of a user with no dataset too
+    page.wait_for_selector("#upload-form:visible")
+    page.fill("#palette-search", "zzz")
     page.fill("#palette-search", "toy add")
     page.locator(".palette-item:visible").focus()
     page.keyboard.press("Enter")

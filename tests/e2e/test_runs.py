@@ -4,6 +4,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from designer.pipelines.models import Run, Worker
 from tests.e2e.helpers import CHART_OF, chart_of, metric_points, node, open_designer
@@ -215,6 +216,13 @@ def test_a_run_is_cancelled_from_the_page_and_a_reload_catches_up(page, users, s
     page.wait_for_selector("#run-banner[data-status=cancelled]", timeout=30_000)
     assert status(page, "right") == "cancelled"
     assert Run.objects.get().status == "cancelled"
+    # its Outputs + logs say so as what the user did, not as an error
+    select(page, "right")
+    page.click("[data-tab=outputs]")
+    note = page.locator("#tab-outputs .node-error")
+    expect(note).to_contain_text("Cancelled by the user")
+    assert note.locator("strong").inner_text() == "Cancelled" and note.get_attribute("role") == "status"
+    page.shot("cancelled-outputs")
 
 
 def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catches_up(request, browser, users, shared_worker, transactional_db, tmp_path):

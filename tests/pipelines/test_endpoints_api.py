@@ -107,3 +107,11 @@ def test_the_web_app_sends_scoring_requests_to_the_serving_process(client, versi
     r = client.post("/api/endpoints/digits/score", b"{}", content_type="application/json")
     assert r.status_code == 307 and r["Location"].endswith("/api/endpoints/digits/score")
     assert r.json()["scoring_url"] == r["Location"]
+
+
+def test_a_long_model_name_gives_an_endpoint_name_cut_at_a_word():
+    from designer.pipelines.endpoints import default_name
+
+    assert default_name("Digits ResNet-18 from scratch") == "digits-resnet-18-from"
+    assert default_name("a" * 40) == "a" * 28  # one word: cut where it must be
+    assert default_name("123 models") == "model-123-models"
