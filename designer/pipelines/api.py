@@ -298,8 +298,11 @@ def node_log(request, pk, node_id):
 @api("GET")
 def node_files(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
+    node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == node_id), {})
     return JsonResponse({"outputs": {port: _list(output_dir(nr, port)) for port in sorted(nr.outputs)},
-                         "logs": _list(_logs_dir(nr)), "status": nr.status, "error": nr.error})
+                         "logs": _list(_logs_dir(nr)), "status": nr.status, "error": nr.error,
+                         # what it ran with: the values frozen at submit (pipeline parameters' values put in)
+                         "parameters": node.get("parameters", {}), "run_settings": node.get("run_settings", {})})
 
 
 @api("GET")

@@ -6,6 +6,7 @@ import { LOG_TAIL_BYTES, bytes, keepTail, settleReturns, tailStart, urlPath } fr
 import { statusLabel } from './statusbook.js';
 import { nodeStatus } from './runstate.js';
 import { registerButton } from './registerdialog.js';
+import { ranWithRows } from './ranwith.js';
 
 /**
  * The run and node a tab is about, or null after saying in the panel what is missing.
@@ -23,8 +24,21 @@ export function runAndNode(panel, view) {
 }
 
 const download = (href, text) => h('a', { href, download: '' }, text);
-/** The Outputs + logs tab. view: {run(), node(), tab()}; book: the statuses. */
-export function outputsTab(view, book) {
+
+/** "Parameters in run #N": what the module ran with; open when the canvas holds other values now. */
+function ranWith(runId, rows, settings) {
+  const changed = rows.filter((r) => r.now !== null).length;
+  const cells = rows.map((r) => h('tr', { 'data-param': r.name, class: r.now !== null ? 'changed' : null },
+    h('th', { scope: 'row' }, r.label), h('td', {}, r.value, r.now !== null ? h('span', { class: 'now' }, ` (now ${r.now})`) : null)));
+  const layout = settings && settings.node_count ? h('p', { class: 'muted' },
+    `Run settings: ${settings.node_count} node(s) × ${settings.process_count_per_node || 1} process(es)`) : null;
+  return h('details', { class: 'ran-with', id: 'ran-with', open: changed > 0 },
+    h('summary', {}, `Parameters in run #${runId}`, changed ? ` · ${changed} changed on the canvas since` : ''),
+    h('table', {}, h('tbody', {}, cells)), layout);
+}
+
+/** The Outputs + logs tab. view: {run(), node(), tab()}; book: the statuses; moduleOf(node): its module. */
+export function outputsTab(view, book, moduleOf) {
   let logTimer = null;
 
   /** The log tail of `base`: the select of log files, the text, the download links. */
@@ -89,6 +103,11 @@ export function outputsTab(view, book) {
       registerButton(sel.run.id, view.node(), r.data.status)].filter(Boolean);
     const cancelled = r.data.status === 'cancelled'; // the user's own doing: said, not alarmed
     if (r.data.error) parts.push(h('div', { class: cancelled ? 'node-error cancelled' : 'node-error', role: cancelled ? 'status' : 'alert' }, h('strong', {}, cancelled ? 'Cancelled' : 'Error'), h('pre', {}, r.data.error)));
+    if (r.data.parameters) {
+      const node = view.node();
+      const rows = ranWithRows(moduleOf(node), r.data.parameters, node ? node.getData() : null);
+      if (rows.length) parts.push(ranWith(sel.run.id, rows, r.data.run_settings));
+    }
     for (const [port, files] of Object.entries(r.data.outputs)) {
       const items = files.map((f) => h('li', {}, download(`${base}/files/${encodeURIComponent(port)}/${urlPath(f.path)}`, f.path), ` (${bytes(f.size)})`));
       parts.push(h('h4', {}, `Output: ${port}`), h('ul', { class: 'files', 'data-port': port }, items.length ? items : h('li', { class: 'muted' }, 'no files')));

@@ -263,3 +263,18 @@ def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catch
     finally:
         context.close()
         server.stop()
+
+
+def test_a_runs_outputs_show_the_parameters_it_ran_with_beside_the_canvas_values_edited_since(page, users, shared_worker):
+    from tests.e2e.helpers import set_parameters
+
+    open_designer(page, users["owner"], pipeline([n("src", "toy_source", value=10)], []))
+    page.click("#submit")
+    wait_status(page, "src", "completed")
+    set_parameters(page, "src", {"value": 42})  # edited after the run: the run still shows what it ran with
+    page.click("[data-tab=outputs]")
+    ran = page.locator("#ran-with")
+    expect(ran.locator("tr[data-param=value] td")).to_have_text("10 (now 42)")
+    assert ran.get_attribute("open") is not None and "1 changed on the canvas since" in ran.locator("summary").inner_text()
+    assert ran.locator("tr[data-param=sleep] td").inner_text() == "0"  # unchanged: no "now"
+    page.shot("ran-with")
