@@ -25,8 +25,9 @@ class Dataset(Module):
     category = "Datasets"
     outputs = [Port("Dataset", UploadedFile)]
     params = [
-        Int("Dataset", None, min=1, help="one of your uploaded datasets (kept as its id: GET /api/datasets lists them)"),
-        Text("Stored file", "", help="filled in by the server from the Dataset id when the run is submitted"),
+        Int("Dataset", None, min=1, help="one of your uploaded datasets (upload one under My datasets in the palette)"),
+        Text("Stored file", "", help="filled in by the server from the Dataset id when the run is submitted",
+             filled_by_server=True),
     ]
 
     def run(self, ctx):

@@ -34,9 +34,10 @@ class RegisteredModel(Module):
     category = "My models"
     outputs = [Port("Trained model", ModelDirectory)]
     params = [
-        Text("Model", "", help="name of one of your registered models (GET /api/models)"),
+        Text("Model", "", help="name of one of your registered models (the Models page lists them)"),
         Int("Version", None, min=1, help="version number; empty for the latest ready version when the run is submitted"),
-        Text("Stored folder", "", help="filled in by the server from Model and Version when the run is submitted"),
+        Text("Stored folder", "", help="filled in by the server from Model and Version when the run is submitted",
+             filled_by_server=True),
     ]
 
     def run(self, ctx):

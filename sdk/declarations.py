@@ -122,6 +122,7 @@ class Param:
     default: Any = None
     help: str = ""
     name: str = ""
+    filled_by_server: bool = False  # set at submit (a dataset's stored file): not in the pane, not the user's to edit
     type: str = field(default="str", init=False)
 
     def __post_init__(self):
@@ -136,7 +137,8 @@ class Param:
         return value
 
     def describe(self) -> dict:
-        return {"name": self.name, "label": self.label, "type": self.type, "default": self.default, "help": self.help}
+        d = {"name": self.name, "label": self.label, "type": self.type, "default": self.default, "help": self.help}
+        return {**d, "filled_by_server": True} if self.filled_by_server else d
 
 
 def _is_number(value: Any) -> bool:

@@ -183,7 +183,7 @@ def node_pane(request, pk):
     values = node.get("parameters") or {}
     bindings = node.get("bindings") if isinstance(node.get("bindings"), dict) else {}
     fields = []
-    for param in module.params if module else []:
+    for param in [p for p in module.params if not p.filled_by_server] if module else []:
         value = values.get(param.name, param.default)
         fields.append({"p": param, "value": value, "error": param.check(value) if param.name in values else None,
                        "range": param._range_text() if hasattr(param, "_range_text") else "",

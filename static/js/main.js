@@ -8,7 +8,7 @@ import { $ } from './dom.js';
 import { addMinimap, createCanvas } from './canvas.js';
 import { draftExtra } from './document.js';
 import { editing } from './editing.js';
-import { banner } from './messages.js';
+import { banner, recheckBanner } from './messages.js';
 import { metricsTab } from './metricstab.js';
 import { myModels } from './mymodels.js';
 import { outputsTab, showVisualize } from './outputs.js';
@@ -38,8 +38,12 @@ const catalogue = {
 };
 
 const extra = draftExtra(boot.draft); // name, parameters...: sent back with each save
-const canvas = createCanvas($('#canvas'), catalogue, extra, (why) => banner(why));
+// a refused link: said until dismissed or until the user's next change (a module added, moved or
+// removed, a link made), which is about something else
+let changes = 0;
+const canvas = createCanvas($('#canvas'), catalogue, extra, (why) => { const at = changes; banner(why, { holds: () => changes === at }); });
 const { graph, history } = canvas;
+for (const event of ['node:added', 'node:removed', 'node:moved', 'edge:connected']) graph.on(event, () => { changes += 1; recheckBanner(); });
 const problems = problemsView(canvas, catalogue.modules, boot.problems || []);
 // the server's notes ("Imported ..."): over the canvas; one about problems goes with the last of them
 for (const m of boot.messages || []) {

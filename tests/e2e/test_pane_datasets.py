@@ -61,3 +61,12 @@ def test_with_no_datasets_the_picker_says_where_to_upload_one(page, users):
     open_designer(page, users["owner"], pipeline([n("data", "dataset")], []))
     select(page, "data")
     assert page.locator("#param-dataset option").all_inner_texts() == ["No datasets yet: upload one (My datasets)"]
+
+
+def test_the_stored_file_the_server_fills_in_is_not_in_the_pane(page, users):
+    digits = make(users["owner"], "digits", 100)
+    open_designer(page, users["owner"], pipeline([n("data", "dataset", dataset=digits.id)], []))
+    select(page, "data")
+    assert page.locator("#node-form [data-param]").evaluate_all("els => els.map(e => e.dataset.param)") == ["dataset"]
+    assert page.locator("#node-form [data-bind]").count() == 1
+    assert "upload one under My datasets in the palette" in page.inner_text("#help-dataset")
