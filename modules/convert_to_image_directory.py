@@ -126,7 +126,8 @@ class ConvertToImageDirectory(Module):
                 except InvalidDatasetError:
                     raise
                 except Exception as e:  # Pillow raises many kinds of error for a broken file
-                    skipped.append({"path": entry.name, "reason": f"{type(e).__name__}: {e}"})
+                    why = str(e).replace(str(scratch), entry.name)  # the archive's name, not the scratch file's
+                    skipped.append({"path": entry.name, "reason": f"{type(e).__name__}: {why}"})
                     continue
                 items.append((rel.relative_to(out).as_posix(), label))
         finally:

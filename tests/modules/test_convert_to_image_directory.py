@@ -141,6 +141,9 @@ def test_a_corrupt_image_is_skipped_and_listed(tmp_path):
     assert sorted(s["path"] for s in m["skipped"]) == ["k/broken.png", "k/fake.jpg"]
     log = log_text(tmp_path / "convert")
     assert "skipped 2 unreadable image(s)" in log and "k/broken.png" in log and "k/fake.jpg" in log
+    # each reason names the file of the archive, not the scratch file it was read from
+    assert "  k/fake.jpg: UnidentifiedImageError: cannot identify image file 'k/fake.jpg'" in log, log
+    assert ".extracting" not in log and ".extracting" not in str(m["skipped"])
 
 
 def test_it_fails_when_no_image_can_be_read(tmp_path):
