@@ -8,6 +8,7 @@ from pathlib import Path
 from django.conf import settings
 
 from designer.engine import paths
+from sdk.formats.meta import read_meta
 
 RANKS_DIR = ("work", "ranks")  # a distributed node's per-rank state files (training.rank)
 
@@ -24,3 +25,16 @@ def logs_dir(run_id: int, node_id: str) -> Path:
 def ranks_dir(node_folder: Path) -> Path:
     """Where the processes of a distributed node record their rank, node and failure."""
     return paths.inside(node_folder, *RANKS_DIR)
+
+
+def kept_epoch(outputs: dict) -> int | None:
+    """The epoch whose model a node's outputs hold, when they say so (Train PyTorch Model keeps the
+    epoch of lowest validation loss, `best_epoch`, not its last); None otherwise."""
+    for folder in (outputs or {}).values():
+        try:
+            epoch = read_meta(folder).get("best_epoch") if folder else None
+        except (OSError, ValueError, AttributeError):  # unreadable, or not a mapping: no answer
+            continue
+        if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0:
+            return epoch
+    return None

@@ -13,6 +13,7 @@ from django.http import JsonResponse
 
 from designer.engine import graph
 from designer.engine import statuses as st
+from designer.pipelines import artifacts
 from designer.pipelines.api import BadRequest, api
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Run
@@ -167,7 +168,8 @@ def _is_number(value) -> bool:
 
 def metrics(runs: list[Run], catalogue) -> list[dict]:
     """Every metric a node of these runs reported, matched by node id, kind and metric name:
-    {node, label, name, goal, final (the last value, per run), curves ([[step, value], ...] per run)}.
+    {node, label, name, goal, final (the last value, per run), curves ([[step, value], ...] per run),
+    kept_step and kept (per run: the epoch whose model the node kept, and the value there, or None)}.
     A reused node's metrics are those of the run that computed its outputs. A value reported
     without a step is placed at the next step of its curve."""
     index = {r.id: i for i, r in enumerate(runs)}
@@ -189,8 +191,25 @@ def metrics(runs: list[Run], catalogue) -> list[dict]:
             step = data.get("step")
             curve.append([step if _is_number(step) else len(curve) + 1, value])
             row["final"][i] = value
+    _add_kept(rows.values(), runs)
     position = {nid: n for n, nid in enumerate(order)}
     return sorted(rows.values(), key=lambda r: position.get(r["node"], len(position)))
+
+
+def _add_kept(rows, runs: list[Run]) -> None:
+    """Each row's value at the epoch whose model its node kept (what a sweep scores a trial by, and
+    what registering the run's model gives), where the node's outputs name one."""
+    wanted = {r["node"] for r in rows}
+    outputs = {(run_id, nid): out for run_id, nid, out in
+               NodeRun.objects.filter(run__in=runs, node_id__in=wanted).values_list("run_id", "node_id", "outputs")}
+    kept: dict[tuple[int, str], int | None] = {}
+    for row in rows:
+        for i, run in enumerate(runs):
+            key = (run.id, row["node"])
+            if key not in kept:
+                kept[key] = artifacts.kept_epoch(outputs.get(key))
+            at = {step: value for step, value in row["curves"][i]}.get(kept[key])
+            row["kept_step"][i], row["kept"][i] = (kept[key], at) if at is not None else (None, None)
 
 
 def _reused_sources(index: dict[int, int]) -> dict[tuple[int, str], list[tuple[int, str]]]:
@@ -206,4 +225,5 @@ def _metric_row(node_id: str, kind: str, name: str, n: int, catalogue) -> dict:
     module = catalogue.get(kind)
     return {"node": node_id, "kind": kind, "label": f"{module.label if module else kind or 'node'} ({node_id}): {name}",
             "name": name, "step": module.metric_step if module else "step",  # what a curve's x counts ("epoch")
-            "goal": goal_of(name), "final": [None] * n, "curves": [[] for _ in range(n)]}
+            "goal": goal_of(name), "final": [None] * n, "curves": [[] for _ in range(n)],
+            "kept_step": [None] * n, "kept": [None] * n}

@@ -22,10 +22,9 @@ from django.utils import timezone
 
 from designer.engine import graph, parameters, sweep_config, sweep_text, tuning
 from designer.engine import statuses as st
-from designer.pipelines import drafts, events, runs, studies, workers
+from designer.pipelines import artifacts, drafts, events, runs, studies, workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Sweep, Trial
-from sdk.formats.meta import read_meta
 
 log = logging.getLogger(__name__)
 RUN_TO_TRIAL = {st.COMPLETED: st.COMPLETED, st.FAILED: st.FAILED, st.CANCELLED: st.CANCELLED}
@@ -320,18 +319,7 @@ def kept_step(run: Run | None, metric: str) -> int | None:
         reporter = (rows.filter(node_id=node_id) if node_id else rows).values_list("node_id", flat=True).first()
         if reporter:
             nr = NodeRun.objects.filter(run_id=run_id, node_id=reporter).first()
-            return _kept_in(nr.outputs) if nr is not None else None
-    return None
-
-
-def _kept_in(outputs: dict) -> int | None:
-    for folder in (outputs or {}).values():
-        try:
-            epoch = read_meta(folder).get("best_epoch") if folder else None
-        except (OSError, ValueError, AttributeError):  # unreadable, or not a mapping: no answer
-            continue
-        if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0:
-            return epoch
+            return artifacts.kept_epoch(nr.outputs) if nr is not None else None
     return None
 
 

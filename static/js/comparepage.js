@@ -32,7 +32,7 @@ function runsTable() {
     h('td', {}, when(run.submitted_at)))));
 }
 
-/** A table of rows {label, values[per run]}; `best(row)` gives the cells to mark. */
+/** A table of rows {label, values[per run], notes?[per run]}; `best(row)` gives the cells to mark. */
 function sideBySide(table, title, rows, best = () => []) {
   const head = h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, title), runs.map(runHead)));
   const body = h('tbody', {}, rows.map((row) => {
@@ -42,7 +42,7 @@ function sideBySide(table, title, rows, best = () => []) {
       row.values.map((v, i) => h('td', {
         class: ['num', v === null || v === undefined ? 'absent' : '', marked.has(i) ? 'best' : ''].filter(Boolean).join(' '),
         'data-run': runs[i].id, title: marked.has(i) ? 'best' : null,
-      }, formatValue(v))));
+      }, formatValue(v), row.notes && row.notes[i] ? h('span', { class: 'muted' }, ` ${row.notes[i]}`) : null)));
   }));
   table.replaceChildren(head, body);
 }
@@ -56,8 +56,14 @@ function differences() {
 function finals() {
   $('#no-metrics').hidden = data.metrics.length > 0;
   $('#final-metrics').hidden = !data.metrics.length;
-  const rows = data.metrics.map((m) => ({ key: m.label, label: m.label, goal: m.goal, values: m.final }));
-  sideBySide($('#final-metrics'), 'Metric (last value)', rows, (row) => bestIndices(row.values, row.goal));
+  // where a node kept another epoch's model than its last (Train PyTorch Model: lowest validation
+  // loss), that epoch's value: what the sweep page ranks trials by, and what registering gives
+  const rows = data.metrics.map((m) => ({
+    key: m.label, label: m.label, goal: m.goal,
+    values: m.final.map((v, i) => (m.kept && m.kept[i] !== null ? m.kept[i] : v)),
+    notes: m.final.map((v, i) => (m.kept && m.kept[i] !== null ? `(${m.step || 'step'} ${m.kept_step[i]}, kept)` : '')),
+  }));
+  sideBySide($('#final-metrics'), 'Metric (at the kept epoch, else the last value)', rows, (row) => bestIndices(row.values, row.goal));
 }
 
 function curves() {
@@ -67,7 +73,8 @@ function curves() {
     const step = m.step || 'step'; // what a step counts: "epoch" for Train PyTorch Model
     const canvas = h('canvas', { 'aria-label': `${m.label} by ${step}, one line per run`, 'data-metric': m.label });
     grid.append(h('div', { class: 'chart-card' }, h('h3', {}, m.label), h('div', { class: 'chart' }, canvas)));
-    const series = runs.map((run, i) => ({ label: runLabel(run), points: m.curves[i], colour: runColour(i) }))
+    // a diamond at the epoch whose model the run kept (as on the sweep page)
+    const series = runs.map((run, i) => ({ label: runLabel(run), points: m.curves[i], colour: runColour(i), marked: m.kept_step ? m.kept_step[i] : null }))
       .filter((s) => s.points.length);
     lineChart(canvas, { xTitle: step, yTitle: m.name, logWhenSpread: fallsByFactors(m.name) }).show(series);
   }

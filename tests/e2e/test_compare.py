@@ -82,3 +82,21 @@ def test_picking_one_run_says_what_is_missing(page, users):
     page.wait_for_selector("#compare-error")
     assert page.inner_text("#compare-error") == f"comparing needs at least 2 runs: only run {a.id} was given (e.g. ?runs=4,7)"
     page.shot("one-run")
+
+
+def test_a_run_that_kept_an_earlier_epoch_is_compared_by_that_epoch(page, users, request):
+    """The sweep page ranks trials by the epoch whose model each kept: so does the comparison."""
+    owner = users["owner"]
+
+    def tuner(lr, keep):
+        return pipeline([node("fit", "toy_tuning", learning_rate=lr, epochs=4, epoch_seconds=0, keep_epoch=keep)], [])
+
+    a = runs.submit(owner, tuner(0.01, 2), name="kept 2", inline=True)  # last .875, kept (epoch 2) .75
+    b = runs.submit(owner, tuner(0.008, 4), name="kept 4", inline=True)  # last .7, kept (its last) .7
+    page.goto(f"{page.base}/runs/compare?runs={a.id},{b.id}")
+    page.wait_for_selector("html[data-compare-ready=true]")
+    score = page.locator("#final-metrics tr[data-key='Toy tuning (fit): score']")
+    assert score.locator("td").all_inner_texts() == ["0.75 (step 2, kept)", "0.7 (step 4, kept)"]
+    assert score.locator("td.best").get_attribute("data-run") == str(a.id)
+    assert "at the kept epoch" in page.inner_text("#final-metrics thead")
+    full_shot(page, request, "compare-kept")

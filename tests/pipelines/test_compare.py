@@ -155,3 +155,19 @@ def test_a_training_nodes_curves_are_by_epoch():
     cat = registry.load()
     assert _metric_row("train", "train_pytorch_model", "validation_loss", 2, cat)["step"] == "epoch"
     assert _metric_row("gone", "no_such_module", "loss", 2, cat)["step"] == "step"
+
+
+def test_a_node_that_kept_an_earlier_epoch_gives_that_epochs_value_as_the_sweep_page_does(owner_client, users):
+    """Train PyTorch Model keeps the epoch of lowest validation loss: the value to compare is that
+    epoch's (what the run hands on), not the last; the last stays given."""
+    def tuner(lr, keep):
+        return pipeline([node("fit", "toy_tuning", learning_rate=lr, epochs=4, epoch_seconds=0, keep_epoch=keep)], [])
+
+    a = submit(users["owner"], tuner(0.01, keep=2))  # score by epoch: .5 .75 .833 .875; kept epoch 2
+    b = submit(users["owner"], tuner(0.008, keep=4))  # .4 .6 .667 .7; kept its last
+    score = {m["name"]: m for m in compare(owner_client, a.id, b.id).json()["metrics"]}["score"]
+    assert score["final"] == pytest.approx([0.875, 0.7])
+    assert score["kept_step"] == [2, 4] and score["kept"] == pytest.approx([0.75, 0.7])
+    plain = submit(users["owner"], tuner(0.01, keep=0))  # says nothing of a kept epoch
+    score = {m["name"]: m for m in compare(owner_client, a.id, plain.id).json()["metrics"]}["score"]
+    assert score["kept_step"] == [2, None] and score["kept"][1] is None
