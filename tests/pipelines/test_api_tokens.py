@@ -180,6 +180,21 @@ def test_the_page_makes_a_token_shows_it_once_and_revokes_it(owner_client, users
         tokens.authenticate(secret)
 
 
+def test_the_page_sent_again_by_a_reload_makes_no_second_token_and_says_so(owner_client, users):
+    page = owner_client.get("/account/tokens/").content.decode()
+    form_id = re.search(r'name="form_id" value="([0-9a-f]{32})"', page)[1]
+    made = owner_client.post("/account/tokens/", {"name": "laptop", "form_id": form_id})
+    assert made.status_code == 200 and b'id="new-token-value"' in made.content
+    again = owner_client.post("/account/tokens/", {"name": "laptop", "form_id": form_id})  # the browser's resend
+    assert again.status_code == 409 and b'id="new-token-value"' not in again.content
+    assert "This form was sent already: the token “laptop” was made then" in again.content.decode()
+    assert ApiToken.objects.filter(owner=users["owner"]).count() == 1
+    # a new form (the page as it is now) makes another
+    fresh = re.search(r'name="form_id" value="([0-9a-f]{32})"', again.content.decode())[1]
+    assert fresh != form_id and owner_client.post("/account/tokens/", {"name": "ci", "form_id": fresh}).status_code == 200
+    assert ApiToken.objects.filter(owner=users["owner"]).count() == 2
+
+
 def test_a_stranger_cannot_revoke_a_token_from_the_page(stranger_client, users):
     made(users["owner"])
     token = ApiToken.objects.get()
