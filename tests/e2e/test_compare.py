@@ -77,8 +77,14 @@ def test_picking_one_run_says_what_is_missing(page, users):
     p = Pipeline.objects.create(owner=owner, name="trainer", draft=trainer(2, 1))
     a = runs.submit(owner, trainer(2, 1), pipeline=p, name=p.name, inline=True)
     page.goto(page.base + "/")
+    assert page.locator("#compare-runs").is_disabled() and page.locator("#delete-runs").is_disabled()
     page.check(f"#recent-runs tr[data-run='{a.id}'] input.pick")
-    page.click("#compare-runs")
+    # one run ticked: deleting it is offered, comparing is not yet
+    assert page.locator("#compare-runs").is_disabled() and page.locator("#delete-runs").is_enabled()
+    assert page.inner_text("#picked-note") == "1 ticked"
+    page.shot("one-ticked")
+    # a comparison's address typed with one run says what is missing
+    page.goto(f"{page.base}/runs/compare?runs={a.id}")
     page.wait_for_selector("#compare-error")
     assert page.inner_text("#compare-error") == f"comparing needs at least 2 runs: only run {a.id} was given (e.g. ?runs=4,7)"
     page.shot("one-run")

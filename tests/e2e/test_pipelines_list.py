@@ -87,6 +87,16 @@ def test_the_shipped_example_imports_and_opens_with_what_is_left_to_fix(page, us
     expect(page.locator("#banner.info")).to_contain_text("Imported three.")
 
 
+def test_a_long_pipeline_name_wraps_and_its_actions_stay_on_screen(page, users):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    p = Pipeline.objects.create(owner=users["owner"], name="digits_resnet18_finetuned" * 8, draft=chain(1))  # no space to wrap at
+    page.goto(page.base + "/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280, "the page scrolls sideways"
+    delete = page.locator(f"#pipeline-{p.id}").get_by_text("Delete").bounding_box()
+    assert delete["x"] + delete["width"] <= 1280
+    page.shot("long-name")
+
+
 def test_sign_in_and_out(page, users):
     users["owner"].set_password("pw-owner")
     users["owner"].save()  # which also ends the session the fixture signed in with
