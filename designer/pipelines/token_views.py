@@ -14,7 +14,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from designer.pipelines import tokens
 
-
 SENT_FORMS_KEPT = 20  # per session: the ids of the last forms that made a token, with the token's name
 
 
