@@ -8,6 +8,7 @@ import { statusLabel } from './statusbook.js';
 import { deploy, metricRows, parseTags, registryPaths, sizeText, tagTexts, timeText } from './registry.js';
 
 const POLL_MS = 3000;
+const ENDPOINT_NAME_RULE = "3 to 32 lower-case letters, digits or '-', starting with a letter";
 const CLASSES_SHOWN = 30;
 const boot = JSON.parse($('#model-boot').textContent);
 let versions = boot.versions;
@@ -143,13 +144,29 @@ function show() {
   document.documentElement.dataset.modelLoaded = String(Number(document.documentElement.dataset.modelLoaded || 0) + 1);
 }
 
-async function onDeploy(v, btn) {
-  btn.disabled = true;
-  say(`Deploying version ${v.version}…`);
-  const r = await deploy(boot.name, v.version);
-  if (r.ok) { location.href = r.url; return; }
-  btn.disabled = false;
-  say(r.error, true);
+/** Deploy asks for the endpoint's name (it is in the scoring URL, and stays): empty, the server
+ * names it after the model (the first free of digits, digits-2...). */
+function onDeploy(v, btn) {
+  const row = btn.closest('.row-actions');
+  const open = row.nextElementSibling && row.nextElementSibling.classList.contains('deploy-form') ? row.nextElementSibling : null;
+  if (open) { $('input', open).focus(); return; }
+  const input = h('input', { type: 'text', class: 'endpoint-name', 'aria-label': 'Endpoint name', maxlength: '32', autocomplete: 'off',
+    pattern: '[a-z][a-z0-9\\-]{1,30}[a-z0-9]', title: ENDPOINT_NAME_RULE, placeholder: "empty: after the model's name" });
+  const form = h('form', { class: 'deploy-form' }, h('label', {}, 'Endpoint name ', input),
+    button({ type: 'submit', class: 'primary' }, `Deploy version ${v.version}`), button({ onclick: () => form.remove() }, 'Cancel'),
+    h('p', { class: 'muted' }, `${ENDPOINT_NAME_RULE}; it is in the scoring URL and cannot be changed later.`));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const go = $('button[type=submit]', form);
+    go.disabled = true;
+    say(`Deploying version ${v.version}…`);
+    const r = await deploy(boot.name, v.version, input.value.trim());
+    if (r.ok) { location.href = r.url; return; }
+    go.disabled = false;
+    say(r.error, true);
+  });
+  row.after(form);
+  input.focus();
 }
 
 async function onDelete(v) {
@@ -163,7 +180,7 @@ async function onDelete(v) {
 }
 
 async function refresh() {
-  if ($('.about-form')) return; // not under the feet of someone editing
+  if ($('.about-form') || $('.deploy-form')) return; // not under the feet of someone editing
   const r = await api('GET', registryPaths.model(boot.name));
   // drawn again only when something changed: a focused button keeps its focus
   if (r.ok && JSON.stringify(r.data.versions) !== JSON.stringify(versions)) { versions = r.data.versions; show(); }

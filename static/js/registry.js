@@ -93,8 +93,8 @@ export function timeText(iso) {
 }
 
 /** Deploy a version as a new endpoint; answers {ok, url} or {ok: false, error}. */
-export async function deploy(model, version) {
-  const r = await api('POST', registryPaths.endpoints, { model, version });
+export async function deploy(model, version, name = '') {
+  const r = await api('POST', registryPaths.endpoints, name ? { model, version, name } : { model, version });
   if (r.ok) return { ok: true, url: r.data.url || registryPaths.endpointPage(r.data.name), endpoint: r.data };
   return { ok: false, error: errorOf(r, `Not deployed: the server answered ${r.status}.`) };
 }

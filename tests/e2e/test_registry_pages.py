@@ -145,6 +145,13 @@ def test_a_models_page_shows_lineage_metrics_and_deploy_lands_on_a_working_endpo
     # Deploy: a new endpoint, and its page
     page.set_viewport_size({"width": 1440, "height": 900})
     v2.locator("button.deploy").click()
+    form = v2.locator("form.deploy-form")
+    form.locator("input.endpoint-name").fill("Bad Name")
+    form.locator("button[type=submit]").click()  # the browser holds it back: not a usable name
+    assert form.locator("input.endpoint-name").evaluate("e => !e.validity.valid") and not Endpoint.objects.exists()
+    page.shot("deploy-form")
+    form.locator("input.endpoint-name").fill("")  # empty: named after the model
+    form.locator("button[type=submit]").click()
     page.wait_for_url(f"{page.base}/endpoints/digits/")
     page.wait_for_selector("html[data-endpoint-loaded]")
     endpoint = Endpoint.objects.get(name="digits")
