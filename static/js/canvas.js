@@ -1,6 +1,7 @@
 /* The canvas: AntV X6 (a classic script, global X6) with its plugins, the pipeline drawn on it,
  * the draft read back from it, and dagre's layout (global dagre); the minimap is minimap.js.
  * Run status paints never enter the undo history (option `ignoreHistory`, see SILENT). */
+import { makeRoom } from './room.js';
 import { NAME_LINE, NAME_SIZE, NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, bindingLine, edgeMeta, labelText, nameLines, nodeBox, nodeLabel, nodeMeta } from './cells.js';
 import { linkOf, nodeDoc, toDraft } from './document.js';
 import { refusalsNear, watchDroppedLinks } from './droppedlinks.js';
@@ -178,10 +179,16 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
   graph.on('edge:connected', ({ edge }) => drawing.delete(edge));
   // a node's bound parameters: a line of its own, the node taller (kept out of the undo history:
   // an undo of the binding itself changes the data back, and this follows)
+  // A node grown so is given room: the nodes it would cover move down (room.js)
   graph.on('node:change:data', ({ node }) => {
     const line = bindingLine(node.getData().bindings);
     node.attr('bindings', { text: line.text, title: line.title }, SILENT);
+    const was = node.getSize().height;
     arrange(node);
+    const { x, y, width: w, height: h } = node.getBBox();
+    if (h <= was) return;
+    const others = graph.getNodes().map((n) => { const b = n.getBBox(); return { id: n.id, x: b.x, y: b.y, w: b.width, h: b.height }; });
+    for (const { id, dy } of makeRoom({ id: node.id, x, y, w, h, was }, others)) graph.getCellById(id).translate(0, dy);
   });
   // the label leaves room for the problem badge, and follows the data (a Dataset node's dataset)
   graph.on('node:change:attrs', ({ node }) => fitLabel(node));

@@ -89,6 +89,15 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
     # "@name" for a parameter bound to its namesake; the tooltip (an SVG title) says it in full
     assert line.first.text_content().replace("\u00a0", " ").endswith("@learning_rate, @epochs")
     assert "learning_rate=@learning_rate, epochs=@epochs" in line.first.locator("title").text_content()
+    # the taller node took room: the modules under it moved down, none covers another
+    covered = page.evaluate("""() => { const b = designer.graph.getNodes().map(n => [n.id, n.getBBox()]); const out = [];
+        for (const [i, a] of b.entries()) for (const c of b.slice(i + 1)) if (a[1].isIntersectWithRect(c[1])) out.push([a[0], c[0]]);
+        return out; }""")
+    assert covered == [], covered
+    # Train's output port and Score's input port (10 px circles) are not drawn on one another
+    gap = page.evaluate("designer.graph.getCellById('score').getBBox().y - designer.graph.getCellById('train').getBBox().bottom")
+    assert gap >= 12, gap
+    assert saved(page).draft["layout"]["score"]["y"] > 550  # (examples/digits.json: 110 px under Train)
     page.shot("bound")
     for width in (1440, 1024):  # the pane, the node's binding line and the toolbar at both widths
         page.set_viewport_size({"width": width, "height": 800})
