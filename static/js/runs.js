@@ -10,9 +10,12 @@ import { clockOffset, nodeLines, noteProgress } from './progress.js';
 import { EVENTS, addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
 import { watchRun } from './socket.js';
 import { askRunValues } from './submitdialog.js';
+import { formatNumber } from './values.js';
 
 /** "learning_rate=0.01, epochs=2" of a run's frozen parameter values, or ''. */
-export const valuesText = (values) => Object.entries(values || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
+/** "lr=0.03792, epochs=5": a run's parameter values, numbers to 4 significant digits (the run keeps them whole). */
+export const valuesText = (values) => Object.entries(values || {})
+  .map(([k, v]) => `${k}=${typeof v === 'number' ? formatNumber(v) : JSON.stringify(v)}`).join(', ');
 
 /**
  * settle() saves the last edits first (false: they cannot be); problems: the problems view;
