@@ -120,7 +120,7 @@ def load(path) -> ComponentSpec:
         problems.add("metric_step", f"{spec.metric_step!r} is not a word such as epoch, step or iteration")
     if data.get("label") is not None and not spec.label:
         problems.add("label", "empty")
-    if data.get("command") is not None:
+    if isinstance(data.get("command"), str):  # (another type: the field's own error says so, once)
         _check_command(problems, spec)
     problems.raise_any()
     return spec

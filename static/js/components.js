@@ -39,7 +39,7 @@ function paramsEl(params) {
   if (!params.length) return muted('none');
   const rows = params.map((p) => h('tr', { 'data-param': p.name },
     h('td', {}, h('code', {}, p.name), p.label && p.label !== p.name ? h('span', { class: 'muted' }, ` ${p.label}`) : null),
-    h('td', {}, p.type), h('td', {}, p.default === undefined ? '' : JSON.stringify(p.default)), h('td', {}, rangeText(p)),
+    h('td', {}, p.type === 'str' ? 'string' : p.type), h('td', {}, p.default === undefined ? '' : JSON.stringify(p.default)), h('td', {}, rangeText(p)),
     h('td', { class: 'help-cell' }, p.help || '')));
   return h('div', { class: 'table-wide' }, h('table', { class: 'params' },
     h('thead', {}, h('tr', {}, ['Parameter', 'Type', 'Default', 'Range or choices', 'Help'].map((t) => h('th', {}, t)))),

@@ -271,3 +271,12 @@ def test_find_searches_folders_recursively_and_skips_a_missing_one(tmp_path):
     assert component.find(tmp_path / "comps") == [tmp_path / "comps" / "a" / "component.yaml",
                                                   tmp_path / "comps" / "group" / "b" / "component.yaml"]
     assert component.find(tmp_path / "missing") == []
+
+
+def test_a_command_written_as_a_list_is_told_once_to_be_text(tmp_path):
+    """Kubeflow writes `command:` as a list: one problem says it must be text, not also "empty"."""
+    path = write(tmp_path / "c", changed(command=["python", "train.py"]))
+    with pytest.raises(ComponentError) as caught:
+        component.load(path)
+    assert [f for f, _ in caught.value.problems] == ["command"]
+    assert "expected text" in caught.value.reason
