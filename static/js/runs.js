@@ -146,11 +146,13 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     const panel = $('#tab-runs');
     if (!r.ok) return [];
     if (!r.data.runs.length) { panel.replaceChildren(muted('No runs yet.')); return []; }
-    const head = h('thead', {}, h('tr', {}, ['Run', 'Status', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
+    const head = h('thead', {}, h('tr', {}, h('th', {}, h('span', { class: 'visually-hidden' }, 'Compare')),
+      ['Run', 'Status', 'Submitted', 'Duration'].map((t) => h('th', {}, t))));
     // a run's parameter values (and the sweep a trial belongs to) on a line of its own under it
     const rows = r.data.runs.flatMap((x) => {
       const cls = run && run.id === x.id ? 'current' : null;
       const main = h('tr', { 'data-run': x.id, class: cls },
+        h('td', {}, h('input', { type: 'checkbox', class: 'pick', value: x.id, 'aria-label': `Compare run ${x.id}`, onchange: picked })),
         h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`)),
         h('td', { class: `status-${x.status}` }, x.status),
         h('td', {}, when(x.submitted_at)),
@@ -158,13 +160,26 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
       const values = valuesText(x.parameters);
       if (!values && !x.trial) return [main];
       main.classList.add('has-values');
-      return [main, h('tr', { 'data-values-of': x.id, class: `run-values-row${cls ? ` ${cls}` : ''}` }, h('td', { colspan: 4, class: 'run-values' },
+      return [main, h('tr', { 'data-values-of': x.id, class: `run-values-row${cls ? ` ${cls}` : ''}` }, h('td'), h('td', { colspan: 4, class: 'run-values' },
         x.trial ? h('a', { class: 'trial-mark', href: `/sweeps/${x.trial.sweep}/`, title: `Trial ${x.trial.number} of sweep #${x.trial.sweep}: open the sweep` },
           `sweep #${x.trial.sweep} · trial ${x.trial.number}`) : null,
         values ? h('span', { title: 'the values of the pipeline parameters in this run' }, values) : null))];
     });
-    panel.replaceChildren(h('table', { class: 'runs' }, head, h('tbody', {}, rows)));
+    const compare = h('a', { class: 'button', id: 'compare-picked', href: '#', 'aria-disabled': 'true' }, 'Compare selected runs');
+    panel.replaceChildren(h('table', { class: 'runs' }, head, h('tbody', {}, rows)),
+      h('p', { class: 'compare-row' }, compare, h('span', { class: 'muted', id: 'runs-picked' }, ' tick 2 to 10 runs')));
+    picked();
     return r.data.runs; // newest first
+  }
+
+  /** Compare selected runs: the comparison page of the runs ticked, once 2 to 10 are. */
+  function picked() {
+    const ids = $$('#tab-runs input.pick:checked').map((c) => c.value);
+    const ok = ids.length >= 2 && ids.length <= 10;
+    const link = $('#compare-picked');
+    link.setAttribute('aria-disabled', String(!ok));
+    link.href = ok ? `/runs/compare?runs=${ids.join(',')}` : '#';
+    $('#runs-picked').textContent = ids.length ? ` ${ids.length} ticked` : ' tick 2 to 10 runs';
   }
 
   async function submit() {

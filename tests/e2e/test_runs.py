@@ -134,6 +134,14 @@ def test_queued_reused_and_regenerated_statuses_and_the_runs_history(page, users
     assert statuses(page, ["src", *"abc"]) == {"src": "completed", "a": "completed", "b": "completed", "c": "completed"}
     assert f"run={first.id}" in page.url
     page.shot("history")
+    # two runs ticked in the history: compared side by side
+    assert page.get_attribute("#compare-picked", "aria-disabled") == "true"
+    page.check(f"#tab-runs tr[data-run='{first.id}'] input.pick")
+    page.check(f"#tab-runs tr[data-run='{third}'] input.pick")
+    assert page.get_attribute("#compare-picked", "aria-disabled") == "false" and "2 ticked" in page.inner_text("#runs-picked")
+    page.click("#compare-picked")
+    page.wait_for_selector("html[data-compare-ready=true]")
+    assert page.locator("#compared-runs tr[data-run]").count() == 2
 
 
 def test_a_loss_spread_over_two_decades_is_drawn_on_a_log_axis(page, users, shared_worker):
