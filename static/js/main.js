@@ -9,6 +9,7 @@ import { addMinimap, createCanvas } from './canvas.js';
 import { draftExtra } from './document.js';
 import { editing } from './editing.js';
 import { banner, recheckBanner } from './messages.js';
+import { renameInTopBar } from './rename.js';
 import { metricsTab } from './metricstab.js';
 import { myModels } from './mymodels.js';
 import { outputsTab, showVisualize } from './outputs.js';
@@ -52,6 +53,7 @@ for (const m of boot.messages || []) {
 }
 const saver = autosave(boot.id, boot.revision, canvas.toDraft, (list) => { problems.set(list); paramsView.mark(); });
 const edits = editing(canvas, catalogue.modules, saver.saveNow);
+renameInTopBar(saver);
 const entries = palette(canvas, catalogue, edits.addAtCentre);
 myModels(canvas, catalogue, entries.entry);
 

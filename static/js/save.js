@@ -9,7 +9,7 @@ const RETRY_MS = 3000;
 
 /** toDraft() reads the canvas; onSaved(problems) gets the server's verdict on each save. */
 export function autosave(pipelineId, revision, toDraft, onSaved) {
-  const s = { revision, saving: false, again: false, dirty: false, conflict: false, timer: null, promise: null };
+  const s = { revision, saving: false, again: false, dirty: false, conflict: false, timer: null, promise: null, name: null };
 
   function conflict(answer) {
     s.conflict = true;
@@ -21,15 +21,26 @@ export function autosave(pipelineId, revision, toDraft, onSaved) {
 
   async function attempt() {
     let ok = false;
+    const name = s.name; // a new name goes with the next save (one revision, one request at a time)
     try {
-      const r = await api('PUT', paths.pipeline(pipelineId), { revision: s.revision, draft: toDraft() });
+      const r = await api('PUT', paths.pipeline(pipelineId), name === null ? { revision: s.revision, draft: toDraft() }
+        : { revision: s.revision, draft: toDraft(), name });
+      if (name !== null && s.name === name && r.status !== 409 && r.status < 500) s.name = null; // taken, or refused with its reason
       if (r.status === 409) {
         conflict(r);
       } else if (r.ok) {
         s.revision = r.data.revision;
+        s.savedName = r.data.name;
         onSaved(r.data.problems || []);
         setSaveState(`Saved · revision ${s.revision}`, 'ok');
         ok = true;
+      } else if (name !== null && r.status < 500) {
+        // the new name refused (the draft with it): said, and the draft saved again without it
+        s.dirty = true;
+        setSaveState('Unsaved changes…', 'pending');
+        banner(`Not renamed: ${errorOf(r, `the server answered ${r.status}`)}.`);
+        clearTimeout(s.timer);
+        s.timer = setTimeout(save, DELAY_MS);
       } else {
         s.dirty = true;
         const detail = r.data && r.data.problems ? ` ${r.data.problems.map((p) => p.text).join('; ')}` : '';
@@ -97,5 +108,8 @@ export function autosave(pipelineId, revision, toDraft, onSaved) {
     /** Before a run is submitted: the last edits saved (a save on its way is followed by one more). */
     async settle() { clearTimeout(s.timer); if (s.dirty || s.saving) await save(); return !s.conflict; },
     get conflict() { return s.conflict; },
+    /** A new name for the pipeline, saved with the draft; answers whether the server took it (if
+     * not, the banner says why). */
+    async rename(name) { s.name = name; s.dirty = true; clearTimeout(s.timer); await save(); return s.savedName === name; },
   };
 }

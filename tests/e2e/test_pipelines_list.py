@@ -113,3 +113,30 @@ def test_sign_in_and_out(page, users):
     page.wait_for_url("**/accounts/login/")
     page.goto(page.base + "/")
     page.wait_for_url("**/accounts/login/?next=/")
+
+
+def test_the_pipeline_is_renamed_in_the_designers_top_bar(page, users):
+    from tests.e2e.helpers import open_designer, saved
+
+    p = open_designer(page, users["owner"], chain(2), name="Untitled pipeline")
+    page.click("#pipeline-name")
+    page.fill("#pipeline-name-input", "Digits, second try")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('#save-state').textContent === 'Saved · revision 2'")
+    assert page.inner_text("#pipeline-name") == "Digits, second try" and page.title().startswith("Digits, second try")
+    stored = saved(page)
+    assert stored.name == "Digits, second try" and len(stored.draft["nodes"]) == 2  # the draft kept, its name new
+    # Escape keeps the name; a name too long is refused, saying why, and the old one stays
+    page.focus("#pipeline-name")
+    page.keyboard.press("Enter")
+    page.fill("#pipeline-name-input", "something else")
+    page.keyboard.press("Escape")
+    assert page.inner_text("#pipeline-name") == "Digits, second try"
+    page.evaluate("() => { document.querySelector('#pipeline-name').click(); const i = document.querySelector('#pipeline-name-input'); "
+                  "i.removeAttribute('maxlength'); i.value = 'x'.repeat(300); }")
+    page.keyboard.press("Enter")
+    expect(page.locator("#banner")).to_contain_text("Not renamed: a name may have at most 200 characters")
+    page.wait_for_selector("#save-state >> text=Saved · revision 3")  # the draft saved again, without the name
+    expect(page.locator("#pipeline-name")).to_have_text("Digits, second try")
+    assert Pipeline.objects.get(pk=p.pk).name == "Digits, second try"
+    page.shot("renamed")
