@@ -162,7 +162,7 @@ def run_json(run: Run, with_nodes=True) -> dict:
          "submitted_by": run.owner.get_username(), "submitted_at": run.submitted_at.isoformat(),
          "started_at": run.started_at and run.started_at.isoformat(),
          "finished_at": run.finished_at and run.finished_at.isoformat(),
-         "duration": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None,
+         "duration": run.duration,
          "parameters": run.parameter_values, "trial": _trial_of(run)}
     if with_nodes:
         d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}

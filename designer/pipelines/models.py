@@ -62,6 +62,11 @@ class Run(models.Model):
     def finished(self) -> bool:
         return self.status in statuses.RUN_FINISHED
 
+    @property
+    def duration(self) -> float | None:
+        """Seconds from its start to its end; None while it has not both."""
+        return (self.finished_at - self.started_at).total_seconds() if self.started_at and self.finished_at else None
+
 
 class NodeRun(models.Model):
     STATUSES = statuses.choices(statuses.NODE_STATUSES)

@@ -1,5 +1,7 @@
 """Comparing runs in the browser: picked on the runs list, then what differs, the final metrics
 side by side (the best marked) and every metric's curves overlaid, one colour per run."""
+import re
+
 import pytest
 
 from designer.pipelines import runs
@@ -33,6 +35,8 @@ def test_two_real_runs_side_by_side_from_the_runs_list(page, users, request):
     runs.submit(owner, trainer(2, 1), pipeline=p, name=p.name, inline=True)  # listed, not picked
 
     page.goto(page.base + "/")
+    duration = page.inner_text(f"#recent-runs tr[data-run='{a.id}'] td.duration")
+    assert re.fullmatch(r"\d+\.\d s", duration), duration  # as the designer writes it
     page.check(f"#recent-runs tr[data-run='{a.id}'] input.pick")
     page.check(f"#recent-runs tr[data-run='{b.id}'] input.pick")
     page.shot("runs-list")
