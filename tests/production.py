@@ -1,7 +1,9 @@
 """The README's production recipe, run for tests on the test database and the environment's broker
-and channel layer: collectstatic, migrate, daphne with DEBUG off, Celery workers with the same
-variables. Used by tests/e2e/test_production.py and tests/pipelines/test_signin_and_pool.py."""
+and channel layer: collectstatic, migrate, ensure_admin, daphne with DEBUG off, Celery workers with
+the same variables. The commands are read from the README itself (`recipe`), so that the two cannot
+drift apart. Used by tests/e2e/test_production.py and tests/pipelines/test_signin_and_pool.py."""
 import os
+import shlex
 import subprocess
 import sys
 
@@ -31,12 +33,36 @@ def manage(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
+def recipe(program: str) -> list[list[str]]:
+    """The commands of the README's "Production recipe" that run `program` (`manage.py`, `daphne`,
+    `celery`), word for word after the interpreter, their comments cut."""
+    section = (ROOT / "README.md").read_text().split("### Production recipe", 1)[1].split("\n## ", 1)[0]
+    commands = [shlex.split(line.split(" #", 1)[0]) for line in map(str.strip, section.splitlines())
+                if line.startswith(".venv/bin/python ")]
+    found = [c[1:] for c in commands if program in c[1:3]]
+    assert found, f"the README's production recipe has no {program} command"
+    return found
+
+
 class Daphne(servers.Daphne):
-    """`daphne -b 127.0.0.1 -p PORT designer.asgi:application` with the production variables."""
+    """daphne as the README's recipe starts it (`--proxy-headers` included), with the production
+    variables, on a port of this suite's share."""
 
     def __init__(self, name="production", **extra_env):
         super().__init__(production_env(**extra_env), name=f"daphne-{name}", ports=PORTS)
 
+    def command(self) -> list[str]:
+        (args,) = recipe("daphne")
+        args[args.index("-p") + 1] = str(self.port)
+        return [sys.executable, *args]
 
-def production_worker(name: str, concurrency: int = 1) -> CeleryWorker:
-    return CeleryWorker(name, concurrency, log_dir=TEST_DATA, extra_env={"DEBUG": "false", "SECRET_KEY": SECRET_KEY})
+
+def production_worker(name: str, concurrency: int | None = None) -> CeleryWorker:
+    """A worker with the production variables: the README recipe's command (its concurrency included)
+    under this worker's name, or this suite's own command with `concurrency` processes."""
+    args = None
+    if concurrency is None:
+        args = recipe("celery")[0]
+        args[args.index("-n") + 1] = "{hostname}"
+    return CeleryWorker(name, concurrency or 1, log_dir=TEST_DATA, extra_env={"DEBUG": "false", "SECRET_KEY": SECRET_KEY},
+                        args=args)

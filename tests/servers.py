@@ -31,9 +31,11 @@ class Daphne:
         self.log_path = TEST_DATA / f"{name}.log"
         env = {k: v for k, v in env.items() if v is not None and k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
         with self.log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(self.command(), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "designer.asgi:application"]
 
     def wait_ready(self, timeout=60):
         deadline = time.monotonic() + timeout

@@ -23,16 +23,21 @@ def worker_database_url() -> str:
 class CeleryWorker:
     """A real `celery worker` process on the test database."""
 
-    def __init__(self, name: str, concurrency: int = 2, log_dir: Path = Path("."), extra_env: dict | None = None):
+    def __init__(self, name: str, concurrency: int = 2, log_dir: Path = Path("."), extra_env: dict | None = None,
+                 args: list[str] | None = None):
+        """`args`: the whole command after the interpreter instead of this suite's own (`{hostname}` is
+        filled in with the worker's name)."""
         self.name = name
         self.hostname = f"{name}@{socket.gethostname()}"
         self.log_path = Path(log_dir) / f"worker-{name}.log"
         self.started_at = datetime.now(UTC)
         env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
         with self.log_path.open("ab") as log:
+            args = [a.replace("{hostname}", self.hostname) for a in args] if args else [
+                "-m", "celery", "-A", "designer.celery", "worker", "-c", str(concurrency), "-n", self.hostname,
+                "-l", "warning", "--without-mingle", "--without-gossip"]
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "designer.celery", "worker", "-c", str(concurrency), "-n", self.hostname,
-                 "-l", "warning", "--without-mingle", "--without-gossip"],
+                [sys.executable, *args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout=60):
