@@ -12,6 +12,12 @@ def test_a_cache_key_changes_with_each_thing_it_depends_on():
     assert base != cache.cache_key("toy_add", 1, {"amount": 2}, {"input": "x:1:out"})
     assert base != cache.cache_key("toy_add", 1, {"amount": 1}, {"input": "x:2:out"})
     assert base != cache.cache_key("toy_source", 1, {"amount": 1}, {"input": "x:1:out"})
+    # a distributed module's run settings: each of node count and process count per node
+    one = cache.cache_key("toy_add", 1, {"amount": 1}, {"input": "x:1:out"}, {"node_count": 1, "process_count_per_node": 1})
+    assert one != cache.cache_key("toy_add", 1, {"amount": 1}, {"input": "x:1:out"}, {"node_count": 2, "process_count_per_node": 1})
+    assert one != cache.cache_key("toy_add", 1, {"amount": 1}, {"input": "x:1:out"}, {"node_count": 1, "process_count_per_node": 2})
+    # a component's code digest
+    assert base != cache.cache_key("toy_add", 1, {"amount": 1}, {"input": "x:1:out"}, code="digest")
 
 
 def test_a_log_is_read_from_an_offset_without_splitting_characters(tmp_path):

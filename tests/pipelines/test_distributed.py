@@ -111,6 +111,9 @@ def test_two_nodes_of_one_process_run_on_two_workers_with_a_driver_log_per_rank(
     assert sums == [2.0] * 5
     assert not Worker.objects.filter(reserved_by__isnull=False).exists()  # reservations released
     no_process_left(run)
+    # the node count is part of what a distributed node computes: 1 x 1 does not reuse 2 x 1's output
+    one = wait_for_run(runs.submit(users["owner"], toy(1, 1, steps=5)).id, timeout=90).nodes.get()
+    assert one.status == "completed" and (Path(one.outputs["out"]) / "world.txt").read_text() == "1"
 
 
 def test_one_node_of_two_processes(workers, users):
