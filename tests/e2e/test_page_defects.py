@@ -36,3 +36,33 @@ def test_the_copied_note_clears_by_itself(page, users):
     page.wait_for_selector("#banner.info:has-text('Copied 4 module(s).')")
     page.shot("copied-note")
     page.wait_for_selector("#banner", state="hidden", timeout=15_000)
+
+
+def test_a_long_log_line_wraps_inside_the_pane_at_1440_and_1024(page, users, shared_worker):
+    """Issue 15, defect 5: a log line of 2,000 characters without a space (a path, a tensor printed)
+    wraps in the Outputs + logs pane instead of running past its right edge."""
+    from pathlib import Path
+
+    from django.conf import settings
+    from sdk.layout import DRIVER_LOG, LOG_DIR
+    from tests.e2e.helpers import select
+
+    open_designer(page, users["owner"], two_branches())
+    page.click("#submit")
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=40_000)
+    log = Path(settings.ARTIFACT_ROOT) / str(Run.objects.get().id) / "right" / LOG_DIR / DRIVER_LOG
+    long_line = "/data/" + "x" * 2000 + "/end-of-the-long-line"
+    with log.open("a") as f:  # as a module's own print would leave it
+        f.write(long_line + "\n")
+    for width in (1440, 1024):
+        page.set_viewport_size({"width": width, "height": 900})
+        select(page, "right")
+        page.click("[data-tab=outputs]")
+        page.wait_for_selector("#log-text:has-text('end-of-the-long-line')")
+        box = page.locator("#log-text").bounding_box()
+        pane = page.locator(".pane").bounding_box()
+        assert box["x"] + box["width"] <= pane["x"] + pane["width"] + 1, (width, box, pane)
+        assert page.evaluate("(() => { const p = document.querySelector('#log-text'); return p.scrollWidth - p.clientWidth; })()") <= 1
+        assert page.evaluate("(() => { const p = document.querySelector('.pane'); return p.scrollWidth - p.clientWidth; })()") <= 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
+        page.shot(f"long-log-line-{width}")
