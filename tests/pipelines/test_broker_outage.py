@@ -174,3 +174,32 @@ def test_a_run_queued_with_no_worker_starts_after_the_broker_restarted_empty(web
     redis.start()
     start_workers(start_worker, redis, "w1")  # the worker's heartbeat sends the lost message again
     assert_each_node_ran_once(wait_for_run(body["id"], timeout=120))
+
+
+def test_the_web_app_alone_sends_a_refused_message_once_the_broker_is_back(web, redis, users, start_worker):
+    """No worker is up to send it: the page's (or a script's) next look at the run sends what the
+    broker refused, and the message waits in the queue for the first worker."""
+    import redis as redis_client
+
+    from designer.pipelines.models import NodeRun
+
+    api = Api(web, users["owner"])
+    redis.stop()
+    status, body, _ = submit(api, users, chain(2, name="sent by the web app"))
+    assert status == 201, body
+    run_id = body["id"]
+    first = NodeRun.objects.get(run_id=run_id, node_id="n0")
+    assert first.status == "queued" and first.send_error and first.sent_at is None, (first.status, first.send_error)
+    redis.start()
+    queue = redis_client.Redis.from_url(redis.url)
+    deadline = time.monotonic() + 30
+    while queue.llen("designer") == 0:  # what the web app's GET /api/runs/<id> sent
+        assert time.monotonic() < deadline, api.call("GET", f"/api/runs/{run_id}")[1]
+        api.call("GET", f"/api/runs/{run_id}")
+        time.sleep(0.2)
+    first.refresh_from_db()
+    assert first.send_error == "" and first.sent_at is not None and first.send_attempts == 1
+    assert queue.llen("designer") == 1  # once: the next looks do not send it again
+    assert "Waiting for the message broker" not in api.call("GET", f"/api/runs/{run_id}")[1]["message"]
+    start_workers(start_worker, redis, "w1")
+    assert_each_node_ran_once(wait_for_run(run_id, timeout=120))
