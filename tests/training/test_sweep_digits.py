@@ -1,7 +1,8 @@
 """A real sweep of the digits example: Train PyTorch Model's learning rate swept on two workers,
 each trial distributed (1 node x 2 processes); the shared nodes (Dataset, Convert, Split, the
 transformations, ResNet) run once; a learning rate far too small is stopped by BanditPolicy
-between epochs, through the stop file its torchrun ranks read, and keeps its best epoch."""
+between epochs, through the stop file its torchrun ranks read, and keeps its best epoch; so is it
+by MedianStoppingPolicy and TruncationSelectionPolicy with one process per trial."""
 import time
 from pathlib import Path
 
@@ -56,3 +57,34 @@ def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shar
         assert of_sweep.filter(status=st.REUSED).count() == 1, node_id
     for trial in (good, poor):
         no_process_left(trial.run)
+
+
+SHORT = 4  # epochs: the poor trial is judged from epoch 2
+STOPPING = [{"type": "MedianStoppingPolicy", "evaluation_interval": 1, "delay_evaluation": 2},
+            {"type": "TruncationSelectionPolicy", "evaluation_interval": 1, "truncation_percentage": 50, "delay_evaluation": 2}]
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("policy", STOPPING, ids=[p["type"] for p in STOPPING])
+def test_median_and_truncation_stop_the_poor_learning_rate_of_a_digits_sweep(workers, users, digits, policy):  # noqa: F811
+    """The same sweep with one process per trial, under each of the other two policies: the poor
+    learning rate ends early terminated, the good one trains every epoch and is the best."""
+    doc = digits_pipeline(digits, 1, 1, epochs=SHORT, patience=SHORT)
+    doc["parameters"] = [{"name": "learning_rate", "type": "float", "default": GOOD, "min": 1e-7, "max": 1.0}]
+    next(n for n in doc["nodes"] if n["id"] == "train")["bindings"] = {"learning_rate": "learning_rate"}
+    config = {"sampling": "grid", "parameter_space": [{"name": "learning_rate", "expression": "choice", "values": [GOOD, POOR]}],
+              "policy": policy, "primary_metric_name": "validation_top1_accuracy", "primary_metric_goal": "maximize",
+              "max_total_runs": 2, "max_concurrent_runs": 2}
+    sweep = sweeps.start(users["owner"], doc, config)
+    deadline = time.monotonic() + 1700
+    while not sweep.finished:
+        assert time.monotonic() < deadline, list(sweep.trials.values("number", "status", "epochs"))
+        time.sleep(1)
+        sweep.refresh_from_db()
+    good = sweep.trials.get(values={"learning_rate": GOOD})
+    poor = sweep.trials.get(values={"learning_rate": POOR})
+    seen = list(sweep.trials.values("values", "status", "epochs", "value", "stopped_at_step", "error"))
+    assert sweep.status == st.COMPLETED and sweep.best_trial == good, (sweep.message, seen)
+    assert good.status == st.COMPLETED and good.epochs == SHORT and good.value > 0.5, seen
+    assert poor.status == st.EARLY_TERMINATED and poor.epochs < SHORT, seen
+    assert NodeRun.objects.get(run=poor.run, node_id="train").status == st.COMPLETED  # its best epoch so far kept
