@@ -7,11 +7,11 @@ import time
 
 import numpy as np
 import pytest
-from django.db.models import F
+from django.test import Client
 
 from designer.engine import latency
 from designer.pipelines import endpoints as endpoint_pages
-from designer.pipelines.models import Endpoint, EndpointError, EndpointStats, ServingReplica
+from designer.pipelines.models import EndpointError, EndpointStats, ServingReplica
 from designer.serving.stats import KEEP_ERRORS
 from tests.conftest import TEST_DATA
 from tests.serving.helpers import Serving, deploy, multipart, png, register, request, score_url
@@ -80,8 +80,12 @@ def test_a_version_switch_under_load_fails_no_request_and_moves_the_answers_to_t
     hammer = Hammer(score_url(serving, e), e.primary_key, image)
     try:
         wait_until(lambda: hammer.each_saw(1, 3), what="every client scoring on version 1")
-        Endpoint.objects.filter(pk=e.pk).update(version=v1.model.versions.get(version=2), revision=F("revision") + 1)
+        owner = Client()
+        owner.force_login(users["owner"])  # the switch as the page and scripts make it: the API
+        r = owner.patch(f"/api/endpoints/{e.name}", {"version": 2}, content_type="application/json")
+        assert r.status_code == 200, r.content
         e.refresh_from_db()
+        assert e.version.version == 2
         serving.wait_serving(e)
         wait_until(lambda: hammer.each_saw(2, 3), what="every client scoring on version 2")
     finally:
