@@ -1,8 +1,12 @@
 """Issue 15: what the designer page shows around the canvas (the last run when a pipeline is opened)."""
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 
 from designer.pipelines.models import Run
-from tests.e2e.helpers import node, open_designer
+from sdk.layout import DRIVER_LOG, LOG_DIR
+from tests.e2e.helpers import node, open_designer, select
 from tests.pipes import two_branches
 
 pytestmark = pytest.mark.browser
@@ -41,12 +45,6 @@ def test_the_copied_note_clears_by_itself(page, users):
 def test_a_long_log_line_wraps_inside_the_pane_at_1440_and_1024(page, users, shared_worker):
     """Issue 15, defect 5: a log line of 2,000 characters without a space (a path, a tensor printed)
     wraps in the Outputs + logs pane instead of running past its right edge."""
-    from pathlib import Path
-
-    from django.conf import settings
-    from sdk.layout import DRIVER_LOG, LOG_DIR
-    from tests.e2e.helpers import select
-
     open_designer(page, users["owner"], two_branches())
     page.click("#submit")
     page.wait_for_selector("#run-banner[data-status=completed]", timeout=40_000)
