@@ -4,6 +4,8 @@ the endpoint's page (status, masked key, curl), its live figures, key regenerati
 switch; the endpoints list; a stranger's 404. Rows are made directly here where no training is
 needed (a version's folder holds a model.yaml, enough for the page and the archive); the Register
 dialog registers the output of a real (small) digits training, then deploys it: three clicks."""
+import json
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -26,10 +28,12 @@ from designer.pipelines.models import (
     Run,
     ServingReplica,
 )
+from tests.conftest import TEST_DATA
 from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import drag, node, open_designer, saved
 from tests.modules.model_helpers import one_thread  # noqa: F401 - a fixture
 from tests.pipelines.registry_helpers import add_digits, digits_doc, run_inline
+from tests.serving.helpers import Serving, png
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 CLASSES = [str(d) for d in range(10)]
@@ -281,8 +285,12 @@ def test_another_users_models_and_endpoints_are_404(users, stranger_client, owne
 
 
 @pytest.mark.usefixtures("one_thread")
-def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, request, tmp_path):
+@pytest.mark.timeout(600)  # a training, the version's packaging on a worker, a serving process: on a shared machine
+def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, request, tmp_path, shared_worker):
+    """From a finished run to an endpoint that answers the page's own curl command: three clicks."""
     owner = users["owner"]
+    serving = Serving(TEST_DATA)  # `make run` starts one beside the web app: it takes up what is deployed
+    request.addfinalizer(serving.stop)
     run = run_inline(owner, digits_doc(add_digits(owner, tmp_path), export=False), name="Digits example (copy)")
     page.goto(f"{page.base}/pipelines/{run.pipeline_id}/?run={run.id}")
     page.wait_for_selector("html[data-designer-ready=true]")
@@ -327,11 +335,25 @@ def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, re
     page.wait_for_url(f"{page.base}/endpoints/digits/")
     page.wait_for_selector("html[data-endpoint-loaded]")
     assert Endpoint.objects.get(name="digits").version == version
-    status = page.inner_text("#endpoint-status")
-    # no worker here: the version is still being packaged (a worker would make it ready)
-    assert status == "waiting" and "to be packaged" in page.inner_text("#status-message"), status
     assert "curl -X POST" in page.inner_text("#curl")
-    page.shot("endpoint-waiting-1440")
+    # a worker packages the version (ONNX), the serving process loads it: the page follows by itself
+    page.wait_for_selector("html[data-endpoint-status=healthy]", timeout=300_000)
+    assert page.inner_text("#status-message").startswith("Serving version 1 on 1 serving process")
+    page.click("#show-curl-key")
+    command = page.inner_text("#curl")
+    assert command.startswith("curl -X POST") and "image=@image.png" in command
+    # the page's curl, as a user pastes it into a shell beside an image (the test's serving port)
+    (tmp_path / "image.png").write_bytes(png(size=(32, 32)))
+    command = command.replace(settings.SERVING_URL, serving.url)
+    done = subprocess.run(["bash", "-c", command + " --silent --show-error --fail-with-body"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    answer = json.loads(done.stdout)
+    assert answer["classes"] == CLASSES and len(answer["predictions"]) == 1, answer
+    (prediction,) = answer["predictions"]
+    assert prediction["label"] in CLASSES and sum(prediction["probabilities"].values()) == pytest.approx(1, abs=1e-4)
+    page.locator("#stat-requests", has_text="1").wait_for(timeout=30_000)  # the page's figures follow
+    page.shot("endpoint-answers-1440")
 
     # deleting the endpoint frees its version
     page.once("dialog", lambda d: d.accept())

@@ -11,7 +11,7 @@ from django.core.files import File
 from designer.pipelines import datasets, runs
 from designer.pipelines.models import Pipeline, Run
 from sdk.formats import scored_dataset
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder, make_archive
 from tests.pipes import link, node
 
@@ -50,8 +50,10 @@ def digits_doc(dataset_id: int, seed: int = 1, export: bool = True) -> dict:
 
 
 def run_inline(owner, doc: dict, name: str = "digits") -> Run:
+    """The run, in this process; a node that a live worker (a session's shared one) claimed first is
+    left to it (launchers/inline.py): wait for the run to end."""
     pipeline, _ = Pipeline.objects.get_or_create(owner=owner, name=name, defaults={"draft": doc})
-    run = Run.objects.get(pk=runs.submit(owner, doc, pipeline=pipeline, inline=True).pk)
+    run = wait_for_run(runs.submit(owner, doc, pipeline=pipeline, inline=True).pk, timeout=600)
     failed = {nr.node_id: nr.error for nr in run.nodes.all() if nr.status not in ("completed", "reused")}
     assert run.status == "completed" and not failed, failed
     return run
