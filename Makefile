@@ -72,6 +72,7 @@ bench: deps chromium
 	$(PROD_ENV) $(PY) bench/engine.py
 	$(PY) bench/train.py
 	$(PY) bench/distributed.py
+	SEEDS=1,2,3,4,5 $(PY) bench/distributed_accuracy.py
 	$(PY) bench/canvas.py
 	$(PY) bench/sweep.py
 	$(PY) bench/serve.py
