@@ -76,6 +76,7 @@ bench: deps chromium
 	$(PY) bench/canvas.py
 	$(PY) bench/sweep.py
 	$(PY) bench/serve.py
+	$(PY) bench/limits.py
 
 lint: deps
 	.venv/bin/ruff check .

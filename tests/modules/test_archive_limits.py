@@ -15,51 +15,9 @@ from PIL import Image
 
 from modules.convert_to_image_directory import MAX_PIXELS, MAX_RATIO, NAME_MAX, ConvertToImageDirectory
 from sdk.errors import InvalidDatasetError
+from tests.bombs import png, tar_bomb, zip_bomb
 from tests.conftest import ROOT
 from tests.modules.runner import log_text, run_module
-
-GB = 1024**3
-CHUNK = b"\0" * 2**20
-
-
-class Zeros(io.RawIOBase):
-    """`size` zero bytes, read as a file (tarfile.addfile streams it)."""
-
-    def __init__(self, size):
-        self.left = size
-
-    def readable(self):
-        return True
-
-    def readinto(self, b):
-        n = min(len(b), self.left)
-        b[:n] = bytes(n)
-        self.left -= n
-        return n
-
-
-def zip_bomb(path, size=GB):
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
-        z.writestr("k/fine.png", png(Image.new("RGB", (4, 4), "red")))
-        with z.open("k/zeros.png", "w", force_zip64=True) as f:
-            for _ in range(size // len(CHUNK)):
-                f.write(CHUNK)
-    return path
-
-
-def tar_bomb(path, size=GB):
-    with tarfile.open(path, "w:gz", compresslevel=9) as t:
-        info = tarfile.TarInfo("k/zeros.png")
-        info.size = size
-        t.addfile(info, io.BufferedReader(Zeros(size), 2**20))
-    return path
-
-
-def png(img) -> bytes:
-    buf = io.BytesIO()
-    img.save(buf, "PNG")
-    return buf.getvalue()
-
 
 # run in a fresh process, so that its peak memory (ru_maxrss) is that of this conversion alone
 MEASURE = textwrap.dedent("""

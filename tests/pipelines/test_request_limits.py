@@ -6,9 +6,7 @@ soon as it comes."""
 import http.client
 import json
 import os
-import select
 import socket
-import time
 
 import pytest
 from django.test import Client
@@ -16,9 +14,9 @@ from django.test import Client
 from designer.pipelines import tokens
 from tests import servers
 from tests.conftest import TEST_DATA
+from tests.rawhttp import MB, complete, exchange, head
 from tests.workers import worker_database_url
 
-MB = 2**20
 UPLOAD_LIMIT_MB = 4
 REQUEST_LIMIT_MB = 2
 PORTS = range(17210, 17300)
@@ -52,61 +50,6 @@ def session(transactional_db, users):
     c = Client()
     c.force_login(users["owner"])
     return c.cookies["sessionid"].value
-
-
-def head(method, path, headers: dict) -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in headers.items()), "", ""]
-    return "\r\n".join(lines).encode()
-
-
-def exchange(port, request_head: bytes, body_size: int = 0, chunked=False, timeout=20.0):
-    """Send the head, then up to `body_size` bytes of body (1 MB at a time, chunked if asked) while
-    reading: (status, headers, body, bytes of body sent, seconds until the answer's end)."""
-    sock = socket.create_connection(("127.0.0.1", port))
-    started = time.monotonic()
-    sock.sendall(request_head)
-    sock.setblocking(False)
-    block = b"x" * MB
-    piece = (b"%x\r\n" % MB + block + b"\r\n") if chunked else block
-    sent, answer, sending = 0, b"", body_size > 0
-    deadline = started + timeout
-    try:
-        while time.monotonic() < deadline:
-            readable, writable, _ = select.select([sock], [sock] if sending else [], [], 0.5)
-            if readable:
-                data = sock.recv(65536)
-                answer += data
-                if not data or _complete(answer):
-                    break
-            if writable and sending:
-                try:
-                    sent += sock.send(piece if sent + MB <= body_size else piece[: body_size - sent])
-                except (BlockingIOError, InterruptedError):
-                    pass
-                except (BrokenPipeError, ConnectionResetError):
-                    sending = False
-                if sent >= body_size:
-                    sending = False
-        seconds = time.monotonic() - started
-    finally:
-        sock.close()
-    status_line, _, rest = answer.partition(b"\r\n")
-    if status_line.startswith(b"HTTP/1.1 100"):
-        status_line, _, rest = rest.partition(b"\r\n\r\n")[2].partition(b"\r\n")
-    raw_headers, _, body = rest.partition(b"\r\n\r\n")
-    headers = dict(line.decode().lower().split(": ", 1) for line in raw_headers.split(b"\r\n") if b": " in line)
-    return int(status_line.split()[1]), headers, body, sent, seconds
-
-
-def _complete(answer: bytes) -> bool:
-    end = answer.find(b"\r\n\r\n")
-    if end < 0 or answer.startswith(b"HTTP/1.1 100 ") and answer.count(b"\r\n\r\n") < 2:
-        return False
-    if answer.startswith(b"HTTP/1.1 100 "):
-        answer = answer[end + 4:]
-        end = answer.find(b"\r\n\r\n")
-    length = next((int(line.split(b":")[1]) for line in answer[:end].split(b"\r\n") if line.lower().startswith(b"content-length:")), None)
-    return length is not None and len(answer) >= end + 4 + length
 
 
 def files_under(*roots):
@@ -179,7 +122,7 @@ def test_a_signed_in_users_large_body_goes_through_after_its_session_is_checked(
         else:
             sock.sendall(head("POST", "/api/validate", headers) + body)
         answer = b""
-        while not _complete(answer):
+        while not complete(answer):
             answer += sock.recv(65536)
     assert answer.startswith(b"HTTP/1.1 200 ")
     problems = json.loads(answer.partition(b"\r\n\r\n")[2])["problems"]  # the whole body was read: its name is too long
