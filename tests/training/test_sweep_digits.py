@@ -59,7 +59,7 @@ def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shar
         no_process_left(trial.run)
 
 
-SHORT = 4  # epochs: the poor trial is judged from epoch 2
+SHORT = 5  # epochs: the poor trial is judged at epochs 2, 3 and 4 against the good one's latest
 STOPPING = [{"type": "MedianStoppingPolicy", "evaluation_interval": 1, "delay_evaluation": 2},
             {"type": "TruncationSelectionPolicy", "evaluation_interval": 1, "truncation_percentage": 50, "delay_evaluation": 2}]
 
