@@ -23,24 +23,29 @@ GOOD, POOR = 0.05, 0.0000005  # 100,000x too small: the batch-norm statistics al
 SHARED = ("dataset", "convert", "split", "transform", "apply_train", "apply_val", "resnet")
 
 
-@pytest.mark.timeout(1800)  # two distributed trainings side by side on a shared 2-core machine
-def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shared_nodes_once(workers, users, digits):  # noqa: F811
-    doc = digits_pipeline(digits, 1, 2, epochs=EPOCHS, patience=EPOCHS)
+def learning_rate_sweep(owner, digits, processes: int, epochs: int, policy: dict):  # noqa: F811
+    """A grid of [GOOD, POOR] over Train PyTorch Model's learning rate, 1 node x `processes` per
+    trial, both trials at once, to its end: (sweep, good trial, poor trial, what the trials say)."""
+    doc = digits_pipeline(digits, 1, processes, epochs=epochs, patience=epochs)
     doc["parameters"] = [{"name": "learning_rate", "type": "float", "default": GOOD, "min": 1e-7, "max": 1.0}]
     next(n for n in doc["nodes"] if n["id"] == "train")["bindings"] = {"learning_rate": "learning_rate"}
     config = {"sampling": "grid", "parameter_space": [{"name": "learning_rate", "expression": "choice", "values": [GOOD, POOR]}],
-              "policy": {"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 2},
-              "primary_metric_name": "validation_top1_accuracy", "primary_metric_goal": "maximize",
+              "policy": policy, "primary_metric_name": "validation_top1_accuracy", "primary_metric_goal": "maximize",
               "max_total_runs": 2, "max_concurrent_runs": 2}
-    sweep = sweeps.start(users["owner"], doc, config)
+    sweep = sweeps.start(owner, doc, config)
     deadline = time.monotonic() + 1700
     while not sweep.finished:
         assert time.monotonic() < deadline, list(sweep.trials.values("number", "status", "epochs"))
         time.sleep(1)
         sweep.refresh_from_db()
-    good = sweep.trials.get(values={"learning_rate": GOOD})
-    poor = sweep.trials.get(values={"learning_rate": POOR})
     seen = list(sweep.trials.values("values", "status", "epochs", "value", "stopped_at_step", "error"))
+    return sweep, sweep.trials.get(values={"learning_rate": GOOD}), sweep.trials.get(values={"learning_rate": POOR}), seen
+
+
+@pytest.mark.timeout(1800)  # two distributed trainings side by side on a shared 2-core machine
+def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shared_nodes_once(workers, users, digits):  # noqa: F811
+    bandit = {"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 2}
+    sweep, good, poor, seen = learning_rate_sweep(users["owner"], digits, 2, EPOCHS, bandit)
     assert sweep.status == st.COMPLETED and sweep.best_trial == good, (sweep.message, seen)
     assert good.status == st.COMPLETED and good.epochs == EPOCHS and good.value > 0.5
     assert poor.status == st.EARLY_TERMINATED and poor.epochs < EPOCHS, (poor.status, poor.epochs, poor.error)
@@ -69,21 +74,7 @@ STOPPING = [{"type": "MedianStoppingPolicy", "evaluation_interval": 1, "delay_ev
 def test_median_and_truncation_stop_the_poor_learning_rate_of_a_digits_sweep(workers, users, digits, policy):  # noqa: F811
     """The same sweep with one process per trial, under each of the other two policies: the poor
     learning rate ends early terminated, the good one trains every epoch and is the best."""
-    doc = digits_pipeline(digits, 1, 1, epochs=SHORT, patience=SHORT)
-    doc["parameters"] = [{"name": "learning_rate", "type": "float", "default": GOOD, "min": 1e-7, "max": 1.0}]
-    next(n for n in doc["nodes"] if n["id"] == "train")["bindings"] = {"learning_rate": "learning_rate"}
-    config = {"sampling": "grid", "parameter_space": [{"name": "learning_rate", "expression": "choice", "values": [GOOD, POOR]}],
-              "policy": policy, "primary_metric_name": "validation_top1_accuracy", "primary_metric_goal": "maximize",
-              "max_total_runs": 2, "max_concurrent_runs": 2}
-    sweep = sweeps.start(users["owner"], doc, config)
-    deadline = time.monotonic() + 1700
-    while not sweep.finished:
-        assert time.monotonic() < deadline, list(sweep.trials.values("number", "status", "epochs"))
-        time.sleep(1)
-        sweep.refresh_from_db()
-    good = sweep.trials.get(values={"learning_rate": GOOD})
-    poor = sweep.trials.get(values={"learning_rate": POOR})
-    seen = list(sweep.trials.values("values", "status", "epochs", "value", "stopped_at_step", "error"))
+    sweep, good, poor, seen = learning_rate_sweep(users["owner"], digits, 1, SHORT, policy)
     assert sweep.status == st.COMPLETED and sweep.best_trial == good, (sweep.message, seen)
     assert good.status == st.COMPLETED and good.epochs == SHORT and good.value > 0.5, seen
     assert poor.status == st.EARLY_TERMINATED and poor.epochs < SHORT, seen
