@@ -242,6 +242,9 @@ COMPONENT_MAX_UPLOAD_BYTES = int(COMPONENT_MAX_UPLOAD_MB * 1024 * 1024)
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
 LOST_AFTER_SECONDS = env_float("LOST_AFTER_SECONDS", 30.0, minimum=1)
+# a cancelled module that reaches no safe point (ctx.check_cancelled) within this many seconds is
+# recorded as cancelled and its worker's pool process is ended (Celery starts another)
+CANCEL_GRACE_SECONDS = env_float("CANCEL_GRACE_SECONDS", 30.0, minimum=0.1)
 # the outbox (designer/pipelines/outbox.py): a message the broker refused is tried again after
 # DISPATCH_RETRY_SECONDS; one it took but no idle worker picked up (a broker restarted empty) is
 # sent again after RESEND_AFTER_SECONDS, doubling each time up to RESEND_MAX_SECONDS

@@ -60,6 +60,22 @@ class ToyAdd(Module):
         ctx.log(f"total {total}")
 
 
+class ToyDeaf(Module):
+    """A module deaf to a cancel: it sleeps with no safe point (user code that never calls
+    ctx.check_cancelled), logging the process it runs in first."""
+    kind = "toy_deaf"
+    label = "Toy deaf"
+    category = "Tests"
+    inputs = [Port("Input", ImageDirectory)]
+    outputs = [Port("Out", ImageDirectory)]
+    params = [Float("Seconds", default=60.0, min=0, max=3600)]
+
+    def run(self, ctx, input):
+        ctx.log(f"pid {os.getpid()}")
+        time.sleep(ctx.params["seconds"])
+        (ctx.output_dir("out") / "value.txt").write_text(str(_read(input)))
+
+
 class ToySink(Module):
     kind = "toy_sink"
     label = "Toy sink"

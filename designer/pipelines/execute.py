@@ -8,8 +8,11 @@ ended by launchers/distributed.py.
 """
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,6 +27,8 @@ from designer.pipelines.node_heartbeat import NodeHeartbeat
 from designer.pipelines.rungraph import run_graph
 
 CANCELLED_TEXT = "Cancelled by the user."
+CANCELLED_EXIT = 75  # a pool process ended for a module deaf to a cancel (EX_TEMPFAIL)
+log = logging.getLogger(__name__)
 
 
 def execute_noderun(noderun_id: int) -> list[int]:
@@ -43,7 +48,10 @@ def execute_noderun(noderun_id: int) -> list[int]:
     watch = policy.Watch(nr, buffer.add)  # a sweep's trial: its policy may end the training early
     launcher = launcher_for(nr.pk) if module.distributed else None
     outputs, error = None, None
-    with NodeHeartbeat(nr.pk, nr.run_id, buffer) as beat:
+    # in a worker's pool process, a module deaf to a cancel has its process ended; inline (a
+    # command's own process) and distributed (its launcher ends its processes) it is waited for
+    overdue = None if module.distributed or workers.current_name() == workers.INLINE else lambda: _end_overdue(nr, buffer)
+    with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat:
         try:
             outputs = executor.execute(module, node, _inputs(nr), artifacts.node_dir(nr.run_id, nr.node_id),
                                        watch.emit, beat.cancelled, launcher, watch.stop)
@@ -68,15 +76,36 @@ def _inputs(nr: NodeRun) -> dict[str, executor.InputArtifact]:
 
 def _failed(nr: NodeRun, buffer: events.Buffer, error: BaseException, cancelled: bool) -> list[int]:
     text = CANCELLED_TEXT if cancelled else executor.error_text(error)
-    with transaction.atomic():
-        transition(nr, st.RUNNING, st.CANCELLED if cancelled else st.FAILED, error=text, finished_at=timezone.now())
-        buffer.add(executor.Event("node_cancelled" if cancelled else "node_failed", nr.node_id, {"error": text}))
-        buffer.flush()
-        ready = advance(nr.run_id, [nr.node_id])
-    ready += wake_waiters(nr)
+    _, ready = _ended(nr, buffer, st.CANCELLED if cancelled else st.FAILED, text)
     if isinstance(error, (KeyboardInterrupt, SystemExit)) and not cancelled:
         raise error
     return ready
+
+
+def _ended(nr: NodeRun, buffer: events.Buffer, status: str, text: str, only_if_running=False) -> tuple[bool, list[int]]:
+    """Record the node as failed or cancelled (if it still runs; its event also when it no longer
+    does, unless `only_if_running`): (whether this call moved it, what is ready)."""
+    with transaction.atomic():
+        won = transition(nr, st.RUNNING, status, error=text, finished_at=timezone.now())
+        if only_if_running and not won:
+            return False, []
+        buffer.add(executor.Event("node_cancelled" if status == st.CANCELLED else "node_failed", nr.node_id, {"error": text}))
+        buffer.flush()
+        ready = advance(nr.run_id, [nr.node_id])
+    return won, ready + wake_waiters(nr)
+
+
+def _end_overdue(nr: NodeRun, buffer: events.Buffer) -> None:
+    """The heartbeat's call for a cancelled module that reached no safe point in time: the node is
+    recorded as cancelled, then this pool process is ended (Celery starts another); nothing it
+    was writing is reused, since a cancelled node's outputs never are."""
+    text = (f"{CANCELLED_TEXT} The module reached no safe point within {settings.CANCEL_GRACE_SECONDS:g} s "
+            "(setting CANCEL_GRACE_SECONDS): its worker process was ended.")
+    won, _ = _ended(nr, buffer, st.CANCELLED, text, only_if_running=True)
+    if won:  # (the module may have ended by itself meanwhile: then it is left alone)
+        log.warning("node run %s: cancelled, no safe point within %s s: ending pool process %s",
+                    nr.pk, settings.CANCEL_GRACE_SECONDS, os.getpid())
+        os._exit(CANCELLED_EXIT)
 
 
 def _completed(nr: NodeRun, buffer: events.Buffer, outputs: dict[str, str]) -> list[int]:
