@@ -1,5 +1,5 @@
-/* The one way this page builds DOM: h(tag, attrs, ...children). Text goes in as text nodes,
- * never as HTML; an attribute "on<event>" with a function adds a listener. */
+/* The one way this page builds DOM: h(tag, attrs, ...children), svg() for SVG. Text goes in as
+ * text nodes, never as HTML; an attribute "on<event>" with a function adds a listener. */
 
 import { codeParts } from './format.js';
 
@@ -7,7 +7,15 @@ export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
 export function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
+  return build(document.createElement(tag), attrs, children);
+}
+
+/** The same for SVG (a chart drawn as shapes): svg('line', { x1: 0, ... }). */
+export function svg(tag, attrs = {}, ...children) {
+  return build(document.createElementNS('http://www.w3.org/2000/svg', tag), attrs, children);
+}
+
+function build(el, attrs, children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);

@@ -4,10 +4,10 @@
  * A log-scaled parameter (loguniform, lognormal and their q- forms) gets a log axis; a choice of
  * words gets its choices, evenly spaced. The geometry is pure; drawParallel() draws it as SVG. */
 import { ramp } from './colours.js';
+import { h, svg } from '../dom.js';
 import { formatNumber, formatValue } from '../values.js';
 
 const LOG_EXPRESSIONS = new Set(['loguniform', 'qloguniform', 'lognormal', 'qlognormal']);
-const SVG = 'http://www.w3.org/2000/svg';
 
 const isNumber = (v) => typeof v === 'number' && Number.isFinite(v);
 
@@ -107,21 +107,12 @@ export function linesOf(sweep, axes) {
   }).sort((a, b) => Number(a.best) - Number(b.best)); // the best one drawn last, on top
 }
 
-function svg(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  el.append(...children);
-  return el;
-}
-
 /** Draw the chart into `container` (as wide as it is), replacing what it held. */
 export function drawParallel(container, sweep) {
   if (!plotted(sweep).length) { // no empty axes: say what will come
     const metric = (sweep.primary_metric && sweep.primary_metric.name) || 'its primary metric';
-    const note = document.createElement('p');
-    note.className = 'muted parallel-empty';
-    note.textContent = `No trial has ended with a value of ${metric} yet: each one draws a line here as it ends.`;
-    container.replaceChildren(note);
+    container.replaceChildren(h('p', { class: 'muted parallel-empty' },
+      `No trial has ended with a value of ${metric} yet: each one draws a line here as it ends.`));
     return;
   }
   const axes = axesOf(sweep);
