@@ -4,7 +4,8 @@ transformations, ResNet) run once; a learning rate far too small is stopped by B
 between epochs, through the stop file its torchrun ranks read, and keeps its best epoch; so is it
 by MedianStoppingPolicy and TruncationSelectionPolicy with one process per trial. With small
 settings (100 images a class, 3 epochs), a grid of 4 learning rates gives 4 runs and names the right
-best, and random sampling runs two trials at the same time."""
+best, random sampling runs two trials at the same time, and a cancel ends every trial's
+distributed training mid-way with no process left."""
 import io
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from designer.pipelines import sweeps
 from designer.pipelines.models import NodeRun
 from sdk.formats.meta import read_meta
 from tests.imagesets import digits_folder
-from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
+from tests.pipelines.test_distributed import leftover_processes, no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from tests.training.test_distributed_training import digits, digits_pipeline  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -156,3 +157,32 @@ def test_random_sampling_of_the_learning_rate_trains_two_trials_at_the_same_time
     assert trials[0].values != trials[1].values
     assert overlapping(sweep), "the two trials did not train at the same time"
     shared_nodes_ran_once(sweep, 2)
+
+
+@pytest.mark.timeout(1800)
+def test_cancel_ends_every_distributed_trial_mid_training_and_leaves_no_process(workers, users, small_digits, owner_client):  # noqa: F811
+    """Two trials of 1 node x 2 processes (torchrun and its ranks), 30 epochs each, cancelled from
+    the API once both have reported an epoch: the sweep and both trials end cancelled, no trial starts after, and no
+    process of either is left."""
+    config = sweep_config("grid", {"expression": "choice", "values": [GOOD, 0.01]}, NO_STOP, total=2)
+    sweep = sweeps.start(users["owner"], swept_digits(small_digits, 2, 30, **SMALL_TRAIN), config)
+    deadline = time.monotonic() + 600
+    while True:
+        trains = NodeRun.objects.filter(run__trial__sweep=sweep, node_id="train", status=st.RUNNING).select_related("run")
+        shown = owner_client.get(f"/api/sweeps/{sweep.pk}").json()["trials"]  # what the sweep page shows
+        if len(trains) == 2 and all(leftover_processes(t.run) for t in trains) and all(t["epochs"] >= 1 for t in shown):
+            break
+        assert time.monotonic() < deadline, list(NodeRun.objects.filter(run__trial__sweep=sweep).values("node_id", "status", "error"))
+        time.sleep(0.5)
+    assert owner_client.post(f"/api/sweeps/{sweep.pk}/cancel").status_code == 200
+    deadline = time.monotonic() + 120
+    while not sweep.finished:
+        assert time.monotonic() < deadline, list(sweep.trials.values("number", "status"))
+        time.sleep(0.5)
+        sweep.refresh_from_db()
+    assert sweep.status == st.CANCELLED and "cancelled by the user" in sweep.message
+    assert sweep.trials.count() == 2 and set(sweep.trials.values_list("status", flat=True)) == {st.CANCELLED}
+    for trial in sweep.trials.select_related("run"):
+        train = NodeRun.objects.get(run=trial.run, node_id="train")
+        assert train.status == st.CANCELLED and 1 <= trial.epochs < 30, (train.status, trial.epochs, train.error)
+        no_process_left(trial.run)
