@@ -55,7 +55,7 @@ def main() -> int:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from tests.workers import CeleryWorker
+    from tests.workers import CeleryWorker, stop_all
 
     workers = [CeleryWorker(f"bench{i}", concurrency=2, log_dir=data) for i in range(NODES)]
     try:
@@ -63,8 +63,7 @@ def main() -> int:
             w.wait_ready()
         return _measure(data)
     finally:
-        for w in workers:
-            w.stop()
+        stop_all(workers)
         shutil.rmtree(data, ignore_errors=True)
 
 

@@ -48,7 +48,7 @@ def main() -> int:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from tests.workers import CeleryWorker
+    from tests.workers import CeleryWorker, stop_all
 
     production = bool(os.environ.get("CELERY_BROKER_URL"))
     shape = [1, 1] if production else [2]
@@ -59,8 +59,7 @@ def main() -> int:
             w.wait_ready()
         return _measure()
     finally:
-        for w in workers:
-            w.stop()
+        stop_all(workers)
         shutil.rmtree(data, ignore_errors=True)
 
 

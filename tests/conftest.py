@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workers import CeleryWorker, worker_database_url  # noqa: F401 - re-exported for tests
+from tests.workers import CeleryWorker, stop_all, worker_database_url  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
 # one folder per test session: engineers (and CI's two passes) may run tests side by side
@@ -119,8 +119,7 @@ def start_worker(transactional_db):
         return w.wait_ready() if wait else w
 
     yield start
-    for w in started:
-        w.stop()
+    stop_all(started)
 
 
 @pytest.fixture(scope="module")

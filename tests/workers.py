@@ -65,17 +65,31 @@ class CeleryWorker:
         """A warm shutdown, as `celery worker` gets it from a service manager: TERM to the main
         process only (its pool's processes, signalled too, may die holding the pool's queue lock,
         and the main process then hangs in its exit), then anything left is killed."""
+        self.ask_to_stop()
+        self.end()
+
+    def ask_to_stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                pass
+
+    def end(self, within: float = 20):
+        try:
+            self.proc.wait(within)
+        except subprocess.TimeoutExpired:
+            pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)  # a pool process or a rank that outlived it
         except ProcessLookupError:
             pass
         self.proc.wait()
+
+
+def stop_all(workers: list[CeleryWorker]) -> None:
+    """Stop every worker at once (a warm shutdown takes seconds each)."""
+    for w in workers:
+        w.ask_to_stop()
+    for w in workers:
+        w.end()
 
 
 def registered(workers: list[CeleryWorker], timeout: float = 30) -> list[CeleryWorker]:

@@ -22,7 +22,7 @@ from tests.e2e.component_pipes import (
     run_headless,
     trained_and_scored,
 )
-from tests.workers import registered
+from tests.workers import registered, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -64,8 +64,7 @@ def two_workers(django_db_setup, django_db_blocker):
     for w in workers:  # both asked at once: each takes seconds to shut down
         if w.proc.poll() is None:
             os.killpg(w.proc.pid, signal.SIGTERM)
-    for w in workers:
-        w.stop()
+    stop_all(workers)
 
 
 @pytest.fixture

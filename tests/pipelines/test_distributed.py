@@ -18,7 +18,7 @@ from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch, Worker
 from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
 from tests.pipes import node, pipeline
-from tests.workers import registered
+from tests.workers import registered, stop_all
 from training import launch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
@@ -41,8 +41,7 @@ def two_workers(django_db_setup, django_db_blocker):
         for w in workers:
             w.wait_ready()
     yield workers
-    for w in workers:
-        w.stop()
+    stop_all(workers)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from designer.pipelines import sweeps
 from designer.pipelines.models import NodeRun, Run, Sweep, Trial
 from tests.conftest import TEST_DATA
 from tests.pipes import link, node, pipeline
-from tests.workers import CeleryWorker, registered
+from tests.workers import CeleryWorker, registered, stop_all
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.production]
 
@@ -27,8 +27,7 @@ def two_workers(django_db_setup, django_db_blocker):
         for w in workers:
             w.wait_ready()
     yield workers
-    for w in workers:
-        w.stop()
+    stop_all(workers)
 
 
 @pytest.fixture
