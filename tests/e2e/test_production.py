@@ -19,6 +19,7 @@ from tests.pipes import link, pipeline
 from tests.pipes import node as doc_node
 from tests.production import STATIC_ROOT, Daphne, manage, production_worker, recipe
 from tests.serving import helpers as serving_helpers
+from tests.workers import stop_all
 
 pytestmark = [
     pytest.mark.production,
@@ -50,8 +51,7 @@ def site(django_db_setup, django_db_blocker):
         yield web, workers
     finally:
         web.stop()
-        for w in workers:
-            w.stop()
+        stop_all(workers)
 
 
 @pytest.fixture

@@ -61,11 +61,16 @@ def digits_pipeline(dataset_id: int, nodes: int, processes: int, **train) -> dic
     return doc
 
 
+def add_digits(owner, folder, per_class: int | None = None) -> int:
+    """scikit-learn's digits (all, or `per_class` of each) added as `owner`'s dataset: its id."""
+    out = io.StringIO()
+    call_command("add_dataset", str(digits_folder(folder, per_class=per_class)), owner=owner.username, stdout=out)
+    return int(out.getvalue())
+
+
 @pytest.fixture
 def digits(users, tmp_path):
-    out = io.StringIO()
-    call_command("add_dataset", str(digits_folder(tmp_path / "digits")), owner=users["owner"].username, stdout=out)
-    return int(out.getvalue())
+    return add_digits(users["owner"], tmp_path / "digits")
 
 
 def trained(run) -> tuple[dict, Path]:

@@ -6,21 +6,19 @@ by MedianStoppingPolicy and TruncationSelectionPolicy with one process per trial
 settings (100 images a class, 3 epochs), a grid of 4 learning rates gives 4 runs and names the right
 best, random sampling runs two trials at the same time, and a cancel ends every trial's
 distributed training mid-way with no process left."""
-import io
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from django.core.management import call_command
 
 from designer.engine import statuses as st
 from designer.pipelines import sweeps
 from designer.pipelines.models import NodeRun
 from sdk.formats.meta import read_meta
-from tests.imagesets import digits_folder
 from tests.pipelines.test_distributed import leftover_processes, no_process_left, two_workers, workers  # noqa: F401 - fixtures
-from tests.training.test_distributed_training import digits, digits_pipeline  # noqa: F401 - fixtures
+from tests.pipelines.test_sweeps import finished
+from tests.training.test_distributed_training import add_digits, digits, digits_pipeline  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -46,12 +44,7 @@ def sweep_config(sampling: str, space: list, policy: dict, total: int, **extra) 
 
 def run_sweep(owner, doc: dict, config: dict):
     """Start the sweep and wait for the product to end it: (sweep, what its trials say)."""
-    sweep = sweeps.start(owner, doc, config)
-    deadline = time.monotonic() + 1700
-    while not sweep.finished:
-        assert time.monotonic() < deadline, list(sweep.trials.values("number", "status", "epochs"))
-        time.sleep(1)
-        sweep.refresh_from_db()
+    sweep = finished(sweeps.start(owner, doc, config), timeout=1700)
     return sweep, list(sweep.trials.values("values", "status", "epochs", "value", "stopped_at_step", "error"))
 
 
@@ -114,9 +107,7 @@ SMALL_TRAIN = {"warmup_step_number": 5, "print_frequency": 0}
 @pytest.fixture
 def small_digits(users, tmp_path):
     """The digits example with small settings: 100 images of each class (750 to train, 250 to validate)."""
-    out = io.StringIO()
-    call_command("add_dataset", str(digits_folder(tmp_path / "digits", per_class=100)), owner=users["owner"].username, stdout=out)
-    return int(out.getvalue())
+    return add_digits(users["owner"], tmp_path / "digits", per_class=100)
 
 
 def overlapping(sweep) -> list:
@@ -162,8 +153,8 @@ def test_random_sampling_of_the_learning_rate_trains_two_trials_at_the_same_time
 @pytest.mark.timeout(1800)
 def test_cancel_ends_every_distributed_trial_mid_training_and_leaves_no_process(workers, users, small_digits, owner_client):  # noqa: F811
     """Two trials of 1 node x 2 processes (torchrun and its ranks), 30 epochs each, cancelled from
-    the API once both have reported an epoch: the sweep and both trials end cancelled, no trial starts after, and no
-    process of either is left."""
+    the API once both have reported an epoch: the sweep and both trials end cancelled, no trial
+    starts after, and no process of either is left."""
     config = sweep_config("grid", {"expression": "choice", "values": [GOOD, 0.01]}, NO_STOP, total=2)
     sweep = sweeps.start(users["owner"], swept_digits(small_digits, 2, 30, **SMALL_TRAIN), config)
     deadline = time.monotonic() + 600
@@ -175,11 +166,7 @@ def test_cancel_ends_every_distributed_trial_mid_training_and_leaves_no_process(
         assert time.monotonic() < deadline, list(NodeRun.objects.filter(run__trial__sweep=sweep).values("node_id", "status", "error"))
         time.sleep(0.5)
     assert owner_client.post(f"/api/sweeps/{sweep.pk}/cancel").status_code == 200
-    deadline = time.monotonic() + 120
-    while not sweep.finished:
-        assert time.monotonic() < deadline, list(sweep.trials.values("number", "status"))
-        time.sleep(0.5)
-        sweep.refresh_from_db()
+    sweep = finished(sweep, timeout=120)
     assert sweep.status == st.CANCELLED and "cancelled by the user" in sweep.message
     assert sweep.trials.count() == 2 and set(sweep.trials.values_list("status", flat=True)) == {st.CANCELLED}
     for trial in sweep.trials.select_related("run"):
