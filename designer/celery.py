@@ -29,6 +29,12 @@ def host_queue(hostname: str) -> str:
     return f"host.{hostname}"
 
 
+def target_queue(target: str) -> str:
+    """The queue the workers of a compute target consume (designer/pipelines/heartbeat.py): how a
+    node of a pipeline that names the target reaches one of them (designer/pipelines/routing.py)."""
+    return f"target.{target}"
+
+
 @signals.celeryd_after_setup.connect
 def _consume_own_queue(sender, instance, **kwargs):
     instance.app.amqp.queues.select_add(host_queue(sender))

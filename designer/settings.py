@@ -9,6 +9,7 @@ A bad value stops start-up with a message naming the variable.
 from __future__ import annotations
 
 import os
+import re
 import socket
 from datetime import timedelta
 from pathlib import Path
@@ -275,6 +276,12 @@ DISTRIBUTED_START_SECONDS = env_float("DISTRIBUTED_START_SECONDS", 30.0, minimum
 # the CPU cores this worker offers as units to distributed jobs (0: all of the machine's): a
 # worker sharing its machine with others offers its part only
 WORKER_CPUS = env_int("WORKER_CPUS", 0) or os.cpu_count() or 1
+# the compute target this worker joins (designer/engine/targets.py): nodes of a pipeline that names
+# it run on its workers only. Empty: "gpu" when the worker's GPUs work (CUDA starts), else "cpu"
+WORKER_COMPUTE_TARGET = env_str("WORKER_COMPUTE_TARGET", "")
+if WORKER_COMPUTE_TARGET and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", WORKER_COMPUTE_TARGET):
+    raise ImproperlyConfigured(f"WORKER_COMPUTE_TARGET={WORKER_COMPUTE_TARGET[:80]!r}: a compute target's name is 1 to 64 "
+                               "letters, digits, '_', '.' or '-', starting with a letter or a digit")
 
 # ---------------------------------------------------------------- real-time scoring (designer/serving)
 # `python -m designer.serving` listens on SERVING_HOST:SERVING_PORT; SERVING_URL is where clients

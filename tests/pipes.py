@@ -1,4 +1,5 @@
 """Builders of pipeline documents for tests."""
+from designer.engine.schema_migrations import CURRENT
 
 
 def node(nid, kind, **params):
@@ -10,7 +11,7 @@ def link(src, dst, src_port="out", dst_port="input", lid=None):
 
 
 def pipeline(nodes, links, name="test pipeline"):
-    return {"schema_version": 2, "name": name, "parameters": [], "nodes": nodes, "links": links, "layout": {}}
+    return {"schema_version": CURRENT, "name": name, "parameters": [], "nodes": nodes, "links": links, "layout": {}}
 
 
 def chain(n, sleep=0.0, name="chain"):

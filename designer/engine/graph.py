@@ -13,7 +13,7 @@ from pathlib import Path
 import fastjsonschema
 import jsonschema
 
-from designer.engine import jsontext, parameters, paths
+from designer.engine import jsontext, parameters, paths, targets
 from designer.engine.problems import PipelineInvalid, Problem, labelled, node_names
 from designer.engine.schema_migrations import SchemaVersionError, migrate
 from sdk.declarations import compatible, not_finite
@@ -21,7 +21,7 @@ from sdk.declarations import compatible, not_finite
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64
 RUN_SETTING_LABELS = {"node_count": "Node count", "process_count_per_node": "Process count per node",
-                      "timeout_seconds": "Timeout (seconds)"}
+                      "timeout_seconds": "Timeout (seconds)", "compute_target": "Compute target"}
 MAX_TIMEOUT_SECONDS = 30 * 24 * 3600  # 0: no limit
 
 
@@ -127,15 +127,16 @@ def _floats(value, where: tuple):
             yield from _floats(v, (*where, i))
 
 
-def validate(doc: dict, catalogue, machines=None) -> list[Problem]:
+def validate(doc: dict, catalogue, machines=None, compute=None) -> list[Problem]:
     """All problems of a (migrated) document: schema first; semantics when the shape is right.
     Each problem's text names its node by its module's label (graph.labelled). `machines`: what
     the machines that run modules have (sdk.declarations.Machine; the web app passes the live
-    workers' reports), for the modules' pre-flight checks; None: this machine."""
+    workers' reports), for the modules' pre-flight checks; None: this machine. `compute`: the
+    compute targets the workers joined ({name: targets.Target}); None: targets are not checked."""
     problems = schema_problems(doc) or unstorable_problems(doc, catalogue)
     if problems:
         return labelled(problems, doc, catalogue)
-    return labelled(_semantic_problems(doc, catalogue, machines), doc, catalogue)
+    return labelled(_semantic_problems(doc, catalogue, machines) + targets.problems(doc, catalogue, compute), doc, catalogue)
 
 
 def _semantic_problems(doc: dict, catalogue, machines=None) -> list[Problem]:
@@ -198,6 +199,8 @@ def _run_setting_problems(node: dict, module) -> list[Problem]:
     problems, nid = [], node["id"]
     for name, value in node.get("run_settings", {}).items():
         label = RUN_SETTING_LABELS.get(name, name)
+        if name == targets.KEY:
+            continue  # any module may run on another target (targets.problems checks that it exists)
         if name == "timeout_seconds":
             if not module.timeout_setting and value != 0:
                 problems.append(Problem(f"{module.label} has no Timeout run setting: {label} must be 0", "bad_value",
@@ -298,9 +301,9 @@ def pin_versions(doc: dict, catalogue) -> dict:
     return doc
 
 
-def check(doc: dict, catalogue, machines=None) -> dict:
+def check(doc: dict, catalogue, machines=None, compute=None) -> dict:
     """Validate, raising PipelineInvalid with every problem."""
-    problems = validate(doc, catalogue, machines)
+    problems = validate(doc, catalogue, machines, compute)
     if problems:
         raise PipelineInvalid(problems)
     return doc

@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from designer.engine import targets
 from designer.engine.graph import topological_order, upstream_of
 from designer.engine.statuses import (  # noqa: F401 - the scheduler's vocabulary, used as s.QUEUED...
     BLOCKING,
@@ -66,6 +67,7 @@ class RunGraph:
     inputs: dict[str, dict[str, tuple[str, str]]]  # node -> {input port: (upstream node, its output port)}
     parents: dict[str, tuple[str, ...]]
     children: dict[str, tuple[str, ...]]
+    compute: dict[str, str] = field(default_factory=dict)  # node -> its compute target, where one is named
 
     @classmethod
     def of(cls, doc: dict) -> RunGraph:
@@ -78,7 +80,8 @@ class RunGraph:
             inputs[dst][link["to"]["port"]] = (src, link["from"]["port"])
             parents[dst][src] = None
             children[src][dst] = None
-        return cls(nodes, inputs, {k: tuple(v) for k, v in parents.items()}, {k: tuple(v) for k, v in children.items()})
+        compute = {nid: t for nid, n in nodes.items() if (t := targets.target_of(doc, n))}
+        return cls(nodes, inputs, {k: tuple(v) for k, v in parents.items()}, {k: tuple(v) for k, v in children.items()}, compute)
 
     def affected_by(self, changed: Iterable[str], status: Mapping[str, str]) -> set[str]:
         """The nodes whose status next_steps() needs after `changed` changed: their children,

@@ -6,7 +6,7 @@ Pipeline Designer.
 """
 from __future__ import annotations
 
-CURRENT = 2
+CURRENT = 3
 OLDEST = 1
 
 
@@ -16,8 +16,16 @@ def _add_parameters(doc: dict) -> dict:
     return {**doc, "schema_version": 2, "parameters": doc.get("parameters", [])}
 
 
+def _add_compute_targets(doc: dict) -> dict:
+    """2 -> 3: compute targets (designer/engine/targets.py): a pipeline's default `compute_target`
+    and a node's own in its run_settings. A version 2 file names none: its nodes run on any worker,
+    as they did; only the version changes (a version 2 reader refuses a file naming a target)."""
+    return {**doc, "schema_version": 3}
+
+
 MIGRATIONS: dict[int, callable] = {
     1: _add_parameters,
+    2: _add_compute_targets,
 }
 
 

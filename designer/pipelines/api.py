@@ -14,9 +14,11 @@ from django.views.decorators.http import require_http_methods
 from designer.engine import graph, jsontext, logstore, paths
 from designer.pipelines import artifacts, drafts, events, outbox, retention, runs
 from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.compute import targets as target_rows
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
 from designer.pipelines.workers import machines
+from designer.pipelines.workers import targets as compute_targets
 from sdk import layout
 
 EMPTY_PIPELINE = drafts.EMPTY_PIPELINE  # read here by tests/e2e/helpers.py; drafts.py owns it
@@ -87,7 +89,7 @@ def validate(request):
         doc = graph.parse_text(request.body)
     except graph.PipelineInvalid as e:
         return JsonResponse({"valid": False, "problems": [p.as_dict() for p in e.problems]})
-    problems = graph.validate(doc, get_catalogue(request.user), machines())
+    problems = graph.validate(doc, get_catalogue(request.user), machines(), compute_targets())
     return JsonResponse({"valid": not problems, "problems": [p.as_dict() for p in problems]})
 
 
@@ -322,4 +324,6 @@ def node_file_download(request, pk, node_id, area, path):
 
 @api("GET")
 def compute(request):
-    return JsonResponse({"workers": workers()})
+    rows = workers(request.user)
+    return JsonResponse({"workers": rows, "targets": [{**t, "workers": [r["hostname"] for r in t["workers"]]}
+                                                      for t in target_rows(rows)]})

@@ -11,7 +11,7 @@ import re
 from django.core.exceptions import ObjectDoesNotExist
 from django.http import JsonResponse
 
-from designer.engine import graph
+from designer.engine import graph, targets
 from designer.engine import statuses as st
 from designer.pipelines import artifacts
 from designer.pipelines.api import BadRequest, api
@@ -145,7 +145,7 @@ def _module_rows(nid: str, kind: str, nodes: list, module) -> list[dict]:
     if (module and module.distributed) or any(settings):
         for name, label in graph.RUN_SETTING_LABELS.items():
             rows.append({"key": f"node:{nid}:{kind}:run_settings.{name}", "label": f"{title}: {label}",
-                         "values": [None if s is None else s.get(name, 1) for s in settings]})
+                         "values": [None if s is None else s.get(name, "" if name == targets.KEY else 1) for s in settings]})
     return rows
 
 

@@ -22,11 +22,12 @@ from django.utils import timezone
 
 from designer.engine import graph
 from designer.engine.problems import labelled
+from designer.engine.schema_migrations import CURRENT
 from designer.pipelines import datasets, registry, workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Pipeline, Run
 
-EMPTY_PIPELINE = {"schema_version": 2, "parameters": [], "nodes": [], "links": [], "layout": {}}
+EMPTY_PIPELINE = {"schema_version": CURRENT, "parameters": [], "nodes": [], "links": [], "layout": {}}
 MAX_NAME = Pipeline._meta.get_field("name").max_length
 DEFAULT_NAME = "Untitled pipeline"
 IMPORTED_NAME = "Imported pipeline"
@@ -83,11 +84,16 @@ def node_run(user, run_pk, node_id) -> NodeRun:
 
 def problems(draft: dict, owner) -> list:
     """A stored draft's problems (none listed if it does not even have the file's shape), with
-    those Submit would find binding its Dataset and Registered model nodes to the owner's."""
+    those Submit would find binding its Dataset and Registered model nodes to the owner's. A draft
+    stored by an earlier version is read through the file format's migrations."""
+    try:
+        draft = graph.upgrade(draft)
+    except graph.PipelineInvalid:
+        return []
     if graph.schema_problems(draft):
         return []
     catalogue = get_catalogue(owner)
-    found = graph.validate(draft, catalogue, workers.machines())
+    found = graph.validate(draft, catalogue, workers.machines(), workers.targets())
     return found + _binding_problems(draft, owner, catalogue, found)
 
 
@@ -118,7 +124,7 @@ def checked(doc, owner) -> tuple[dict, list]:
     unstorable = graph.unstorable_problems(doc, catalogue)
     if unstorable:  # a draft may hold a wrong value, but not one the database cannot store
         raise DraftError(f"the pipeline holds {len(unstorable)} value(s) that are not numbers", unstorable)
-    found = graph.validate(doc, catalogue, workers.machines())
+    found = graph.validate(doc, catalogue, workers.machines(), workers.targets())
     return graph.pin_versions(doc, catalogue), found + _binding_problems(doc, owner, catalogue, found)
 
 

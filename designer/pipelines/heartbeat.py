@@ -1,41 +1,44 @@
 """Each worker's heartbeat: a thread started when the worker is ready that says what the worker
-offers (its Worker row), fails the nodes of lost workers and sends what the outbox owes, every
+offers (its Worker row: its compute target, cores, GPUs as inventory.py took them at start), fails the nodes of lost workers and sends what the outbox owes, every
 HEARTBEAT_SECONDS, until the worker shuts down (its row is then marked stopped, not deleted:
 the nodes it ran still name it). Loaded with the tasks (tasks.py), which connects it to the
 worker's signals."""
 from __future__ import annotations
 
 import logging
-import shutil
 import socket
-import subprocess
 import threading
 
 from celery import signals
 from django.conf import settings
 from django.db import connection
 
-from designer.pipelines import outbox, registry, retention, runs, sweeps, workers
+from designer.celery import target_queue
+from designer.pipelines import inventory, outbox, registry, retention, runs, sweeps, workers
 from modules._machine import this_machine
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
+_found: dict[str, inventory.Inventory] = {}  # this worker's hardware, taken once before it consumes
 
 
-def gpu_count() -> int:
-    # without importing torch in the worker's main process (seconds and hundreds of MB)
-    if not shutil.which("nvidia-smi"):
-        return 0
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+def hardware() -> inventory.Inventory:
+    """This worker's GPUs and whether CUDA starts (taken once: GPUs are not plugged in while it runs)."""
+    if "it" not in _found:
+        _found["it"] = inventory.take()
+        if _found["it"].cuda_problem:
+            print(f"{_found['it'].cuda_problem}: this worker offers 0 GPUs and runs modules on its CPU cores", flush=True)
+    return _found["it"]
 
 
-def beat_once(hostname: str, gpus: int, concurrency: int) -> None:
+def compute_target() -> str:
+    return hardware().target(settings.WORKER_COMPUTE_TARGET)
+
+
+def beat_once(hostname: str, hw: inventory.Inventory, concurrency: int) -> None:
     # what it has for the modules' pre-flight checks (its weights files), listed again at each beat
-    workers.beat(hostname, settings.WORKER_CPUS, gpus, concurrency, settings.WORKER_ADDRESS, this_machine(hostname))
+    workers.beat(hostname, settings.WORKER_CPUS, hw.usable, concurrency, settings.WORKER_ADDRESS, this_machine(hostname),
+                 hardware=workers.Hardware(compute_target(), list(hw.listed), hw.cuda_problem))
     runs.reap_lost_nodes()
     outbox.send()  # messages the broker refused or lost: any live worker sends them again
     sweeps.tick()  # sweeps past their deadline end; a sweep whose trial's end went unnoticed moves on
@@ -44,10 +47,10 @@ def beat_once(hostname: str, gpus: int, concurrency: int) -> None:
 
 
 def heartbeat_loop(hostname: str, concurrency: int) -> None:
-    gpus = gpu_count()
+    hw = hardware()
     while True:
         try:
-            beat_once(hostname, gpus, concurrency)
+            beat_once(hostname, hw, concurrency)
         except Exception as e:  # the database or the broker is away: the next beat tries again
             print(f"heartbeat of {hostname} failed: {e}", flush=True)
             connection.close()
@@ -55,6 +58,12 @@ def heartbeat_loop(hostname: str, concurrency: int) -> None:
             break
     workers.stopped(hostname)
     connection.close()
+
+
+@signals.celeryd_after_setup.connect
+def _consume_target_queue(sender, instance, **kwargs):
+    # before the worker consumes: the nodes of its compute target are sent to the target's queue
+    instance.app.amqp.queues.select_add(target_queue(compute_target()))
 
 
 @signals.worker_ready.connect

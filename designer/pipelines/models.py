@@ -151,6 +151,12 @@ class Worker(models.Model):
                                help_text="where the other workers of a distributed job reach this one")
     weights = models.JSONField(default=dict, blank=True,
                                help_text="its torch hub folder and the pretrained weights files in it: {folder, files}")
+    compute_target = models.CharField(max_length=64, blank=True, default="", db_index=True,
+                                      help_text="the compute target it joined (WORKER_COMPUTE_TARGET); nodes of that target run here")
+    gpu_inventory = models.JSONField(default=list, blank=True,
+                                     help_text="the GPUs nvidia-smi lists on its machine: [{index, name, memory_mb}]")
+    cuda_problem = models.TextField(blank=True, default="",
+                                    help_text="why CUDA could not start although nvidia-smi lists GPUs: it then offers 0 GPUs")
     # one worker = one node of a distributed job: set by a conditional UPDATE (designer/pipelines/workers.py)
     reserved_by = models.ForeignKey("NodeRun", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="reserved_workers")

@@ -22,7 +22,8 @@ def run_graph(run: Run) -> s.RunGraph:
         if g is not None:
             _graphs.move_to_end(key)
             return g
-    g = s.RunGraph.of(Run.objects.values_list("snapshot", flat=True).get(pk=run.pk))
+    loaded = "snapshot" not in run.get_deferred_fields()  # no query when the caller has it
+    g = s.RunGraph.of(run.snapshot if loaded else Run.objects.values_list("snapshot", flat=True).get(pk=run.pk))
     with _lock:
         _graphs[key] = g
         while len(_graphs) > KEPT:

@@ -52,7 +52,9 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     """
     catalogue = get_catalogue(owner)
     doc = graph.pin_versions(graph.upgrade(doc), catalogue)  # the snapshot names the version that runs
-    doc = parameters.resolve(graph.check(doc, catalogue, workers.machines()), values, catalogue)
+    # inline, the nodes run in this process, whatever target they name
+    compute = None if inline else workers.targets()
+    doc = parameters.resolve(graph.check(doc, catalogue, workers.machines(), compute), values, catalogue)
     if not doc["nodes"]:  # (a draft may be empty; a run of nothing would "complete" at once)
         raise graph.PipelineInvalid([graph.Problem("the pipeline has no module to run: drag one from the palette (or "
                                                    "double-click the canvas), then submit", "empty_pipeline")])

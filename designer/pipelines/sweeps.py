@@ -46,7 +46,7 @@ def check(owner, doc: dict, raw_config, values: dict | None = None) -> tuple[dic
     SweepInvalid names every problem."""
     catalogue = get_catalogue(owner)
     try:
-        doc = graph.check(graph.pin_versions(graph.upgrade(doc), catalogue), catalogue, workers.machines())
+        doc = graph.check(graph.pin_versions(graph.upgrade(doc), catalogue), catalogue, workers.machines(), workers.targets())
     except graph.PipelineInvalid as e:
         raise SweepInvalid(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
     try:

@@ -17,6 +17,7 @@ from designer.engine import graph, jsontext, statuses
 from designer.pipelines import drafts, retention, visualize
 from designer.pipelines.api import BadRequest, output_dir
 from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.compute import targets as target_rows
 from designer.pipelines.compute import workers
 from designer.pipelines.datasets import DATASET_KIND
 from designer.pipelines.models import Dataset, NodeRun, Run
@@ -255,5 +256,7 @@ def node_image(request, pk, node_id, port, index):
 @login_required
 @require_GET
 def compute(request):
-    """The workers (one worker = one node of a distributed job); htmx refreshes the table."""
-    return render(request, "pipelines/compute.html", {"workers": workers()})
+    """The compute targets and their workers (one worker = one node of a distributed job); htmx
+    refreshes the tables."""
+    rows = workers(request.user)
+    return render(request, "pipelines/compute.html", {"workers": rows, "targets": target_rows(rows)})

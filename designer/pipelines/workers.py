@@ -4,6 +4,7 @@ two jobs never share one). Their rows are written by their heartbeat (heartbeat.
 from __future__ import annotations
 
 import socket
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from celery import current_task
@@ -12,16 +13,28 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from designer.engine import statuses as st
+from designer.engine import targets as tg
 from designer.pipelines.models import NodeRun, Worker
 from sdk.declarations import Machine
 
 INLINE = "inline"  # the name of "this process" when it is no Celery worker (run_pipeline --inline)
 
 
-def live_workers():
-    """Workers that sent a heartbeat lately and did not shut down."""
+def live_workers(target: str | None = None):
+    """Workers that sent a heartbeat lately and did not shut down (of compute target `target` only,
+    unless None or targets.ANY)."""
     since = timezone.now() - timedelta(seconds=settings.LOST_AFTER_SECONDS)
-    return Worker.objects.filter(last_seen__gte=since, stopped_at__isnull=True)
+    live = Worker.objects.filter(last_seen__gte=since, stopped_at__isnull=True)
+    return live.filter(compute_target=target) if target else live
+
+
+def targets() -> dict[str, tg.Target]:
+    """The compute targets some worker joined (its row kept, alive or not: a target whose workers
+    are all down still exists, and its nodes wait for one), each with its live workers."""
+    found = {name: [] for name in Worker.objects.exclude(compute_target="").values_list("compute_target", flat=True).distinct()}
+    for w in live_workers().exclude(compute_target="").only("hostname", "cpus", "gpus", "compute_target"):
+        found[w.compute_target].append(tg.Member(w.hostname, w.units, w.unit_name))
+    return {name: tg.Target(name, tuple(live)) for name, live in found.items()}
 
 
 def free_slots() -> int:
@@ -60,12 +73,24 @@ def is_busy():
     return running_node_on() | Q(reserved_by__isnull=False, reserved_by__status=st.RUNNING)  # never NULL
 
 
-def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str, weights: Machine | None = None) -> None:
+@dataclass(frozen=True)
+class Hardware:
+    """What a worker's heartbeat says besides its units: the compute target it joined, the GPUs
+    its machine lists ({index, name, memory_mb}) and why CUDA cannot start on them, if so."""
+    compute_target: str = ""
+    gpus: list = field(default_factory=list)
+    cuda_problem: str = ""
+
+
+def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str, weights: Machine | None = None,
+         hardware: Hardware | None = None) -> None:
     """The worker `hostname` is alive and offers this (its row created, refreshed or revived);
     `weights`: its torch hub folder and the files in it (modules/_machine.py)."""
+    hw = hardware or Hardware()
     Worker.objects.update_or_create(hostname=hostname, defaults={
         "cpus": cpus, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now(), "address": address,
         "machine": socket.gethostname(), "stopped_at": None,
+        "compute_target": hw.compute_target, "gpu_inventory": hw.gpus, "cuda_problem": hw.cuda_problem,
         "weights": {"folder": weights.weights_folder, "files": sorted(weights.weights)} if weights else {}})
 
 

@@ -52,7 +52,7 @@ def test_a_parameter_is_declared_bound_and_given_a_value_at_submit(page, users):
     page.fill("#pp-0-help", "SGD learning rate")
     page.locator("#pp-0-help").blur()
     draft = saved(page).draft
-    assert draft["schema_version"] == 2
+    assert draft["schema_version"] == 3  # stored as the current version (3: compute targets)
     assert draft["parameters"] == [{"name": "learning_rate", "type": "float", "default": 0.05, "min": 1e-06, "max": 1, "help": "SGD learning rate"}]
     # the Sweep button is live once a parameter is declared
     assert page.get_attribute("#sweep", "aria-disabled") == "false"
