@@ -203,8 +203,12 @@ def pipeline_runs(request, pk):
     values = data.get("parameters") or {}
     if not isinstance(values, dict):
         raise BadRequest(f"`parameters` is an object of pipeline parameter values, got {values!r}")
+    target = data.get("compute_target")  # this run's default compute target, instead of the pipeline's
+    if target is not None and not isinstance(target, str):
+        raise BadRequest(f"`compute_target` is the name of a compute target (\"\": any worker), got {str(target)[:80]!r}")
+    doc = p.draft if target is None else {**p.draft, "compute_target": target}
     try:
-        run = runs.submit(request.user, p.draft, pipeline=p, name=p.name, regenerate=regenerate, values=values)
+        run = runs.submit(request.user, doc, pipeline=p, name=p.name, regenerate=regenerate, values=values)
     except graph.PipelineInvalid as e:
         raise BadRequest(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
     return JsonResponse(run_json(run), status=201)

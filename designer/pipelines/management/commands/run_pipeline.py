@@ -34,6 +34,10 @@ class Command(BaseCommand):
         parser.add_argument("--owner", default=DEFAULT_OWNER, help="an existing user the run belongs to (default: admin)")
         parser.add_argument("--inline", action="store_true", help="run the nodes in this process instead of on the workers")
         parser.add_argument("--timeout", type=float, default=0, help="give up after this many seconds (default: never)")
+        parser.add_argument("--compute-target", metavar="NAME",
+                            help="the pipeline's default compute target for this run (\"\": any worker); the file's otherwise")
+        parser.add_argument("--node-target", action="append", default=[], metavar="NODE=NAME",
+                            help="the compute target of one node for this run (repeatable); the file's otherwise")
 
     def handle(self, *args, **opts):
         doc = read_pipeline_file(opts["file"])
@@ -41,6 +45,7 @@ class Command(BaseCommand):
         user = owner(opts["owner"], self.stderr)
         for item in opts["set"]:
             apply_override(doc, item)
+        set_targets(doc, opts["compute_target"], opts["node_target"])
         values = param_values(doc, opts["param"])
         regenerate = True if opts["regenerate"] == [] else set(opts["regenerate"] or ())
         try:
@@ -126,3 +131,17 @@ def override_value(raw: str):
     except ValueError:
         return raw
     return raw if math.isfinite(number) else number
+
+
+def set_targets(doc: dict, default: str | None, per_node: list[str]) -> None:
+    """--compute-target and --node-target: the run's targets instead of the file's (validation
+    then says whether they exist)."""
+    if default is not None:
+        doc["compute_target"] = default
+    nodes = {n.get("id"): n for n in doc["nodes"]}
+    for item in per_node:
+        nid, sep, name = item.partition("=")
+        if not sep or nid not in nodes:
+            raise CommandError(f"--node-target {item!r}: expected NODE=NAME, NODE one of the file's node ids "
+                               f"({', '.join(map(str, list(nodes)[:20]))})")
+        nodes[nid]["run_settings"] = {**(nodes[nid].get("run_settings") or {}), "compute_target": name}
