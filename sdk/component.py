@@ -41,8 +41,10 @@ from pathlib import Path
 
 import yaml
 
+from sdk import yamltext
 from sdk.component_fields import ComponentError, Problems, parse_params, parse_ports, text_field
 from sdk.declarations import Param, Port
+from sdk.yamltext import short
 
 __all__ = ["FILE_NAME", "ComponentError", "ComponentSpec", "load", "render", "digest", "copy_code", "find"]
 
@@ -104,7 +106,7 @@ def load(path) -> ComponentSpec:
             problems.add(key, "missing")
     kind = text_field(problems, data, "kind", "")
     if kind and not KIND_PATTERN.fullmatch(kind):
-        problems.add("kind", f"{kind!r} is not a kind: 1 to 64 lowercase letters, digits or '_', starting with a letter")
+        problems.add("kind", f"{short(kind)} is not a kind: 1 to 64 lowercase letters, digits or '_', starting with a letter")
     inputs = parse_ports(problems, data, "inputs", may_be_optional=True)
     outputs = parse_ports(problems, data, "outputs", may_be_optional=False)
     params = parse_params(problems, data)
@@ -117,7 +119,7 @@ def load(path) -> ComponentSpec:
         code=_code_folder(problems, file, data), command=text_field(problems, data, "command", "").strip(),
         metrics=_metrics(problems, data), metric_step=text_field(problems, data, "metric_step", "step").strip())
     if not STEP_PATTERN.fullmatch(spec.metric_step):
-        problems.add("metric_step", f"{spec.metric_step!r} is not a word such as epoch, step or iteration")
+        problems.add("metric_step", f"{short(spec.metric_step)} is not a word such as epoch, step or iteration")
     if data.get("label") is not None and not spec.label:
         problems.add("label", "empty")
     if isinstance(data.get("command"), str):  # (another type: the field's own error says so, once)
@@ -136,10 +138,9 @@ def _read(file: Path) -> dict:
     except OSError as e:
         raise ComponentError(file, "file", f"cannot be read: {e.strerror or e}") from None
     try:
-        _check_duplicate_keys(file, yaml.compose(text, Loader=yaml.SafeLoader), "", set())
-        data = yaml.safe_load(text)
-    except ComponentError:
-        raise
+        data = yamltext.load(text)  # a key declared twice, or aliases standing for too many values: refused
+    except yamltext.YamlTextError as e:
+        raise ComponentError(file, e.where or "file", str(e)) from None
     except (RecursionError, ValueError):  # thousands of nested levels; an integer of thousands of digits
         raise ComponentError(file, "file", "nested too deeply, or holds an integer too long to read") from None
     except yaml.YAMLError as e:
@@ -151,34 +152,14 @@ def _read(file: Path) -> dict:
     return data
 
 
-def _check_duplicate_keys(file: Path, node, path: str, seen_nodes: set) -> None:
-    """YAML keeps the last of two equal keys silently: a parameter declared twice would vanish.
-    A node an alias repeats is looked at once (a "billion laughs" file would take forever)."""
-    if id(node) in seen_nodes:
-        return
-    seen_nodes.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key, value in node.value:
-            name = str(key.value)
-            where = f"{path}.{name}" if path else name
-            if name in seen:
-                raise ComponentError(file, where, f"declared twice (lines {seen[name]} and {key.start_mark.line + 1})")
-            seen[name] = key.start_mark.line + 1
-            _check_duplicate_keys(file, value, where, seen_nodes)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _check_duplicate_keys(file, item, f"{path}[{i}]", seen_nodes)
-
-
 def _kind_of(value) -> str:
-    return "nothing" if value is None else f"a {type(value).__name__} ({str(value)[:40]!r})"
+    return "nothing" if value is None else f"a {type(value).__name__} ({short(str(value)[:40])})"
 
 
 def _version(problems: Problems, data: dict) -> int:
     value = data.get("version", 1)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VERSION:
-        problems.add("version", f"expected a whole number from 1 to {MAX_VERSION:,}, got {value!r}")
+        problems.add("version", f"expected a whole number from 1 to {MAX_VERSION:,}, got {short(value)}")
         return 1
     return value
 
@@ -186,7 +167,7 @@ def _version(problems: Problems, data: dict) -> int:
 def _flag(problems: Problems, data: dict, name: str) -> bool:
     value = data.get(name, False)
     if not isinstance(value, bool):
-        problems.add(name, f"expected true or false, got {value!r}")
+        problems.add(name, f"expected true or false, got {short(value)}")
         return False
     return value
 
@@ -194,21 +175,21 @@ def _flag(problems: Problems, data: dict, name: str) -> bool:
 def _code_folder(problems: Problems, file: Path, data: dict) -> Path:
     value = data.get("code", ".")
     if not isinstance(value, str) or not value.strip():
-        problems.add("code", f"expected a folder relative to the component file, got {value!r}")
+        problems.add("code", f"expected a folder relative to the component file, got {short(value)}")
         return file.parent
     base = file.parent.resolve()
     folder = (base / value.strip()).resolve()
     if folder != base and not folder.is_relative_to(base):
-        problems.add("code", f"{value!r} leads outside the component's folder")
+        problems.add("code", f"{short(value)} leads outside the component's folder")
     elif not folder.is_dir():
-        problems.add("code", f"{value!r}: no such folder next to the component file")
+        problems.add("code", f"{short(value)}: no such folder next to the component file")
     return folder
 
 
 def _metrics(problems: Problems, data: dict) -> tuple[str, ...]:
     value = data.get("metrics") or []
     if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
-        problems.add("metrics", f"expected a list of metric names, got {value!r}")
+        problems.add("metrics", f"expected a list of metric names, got {short(value)}")
         return ()
     if len(set(value)) != len(value):
         problems.add("metrics", "a metric is named twice")
@@ -223,10 +204,10 @@ def _check_unique_names(problems: Problems, inputs, outputs, params) -> None:
         for item in items:
             where = f"{group}.{item.name}"
             if item.name in seen:
-                problems.add(where, f"the name {item.name!r} is already used by {seen[item.name]}")
+                problems.add(where, f"the name {short(item.name)} is already used by {seen[item.name]}")
             seen.setdefault(item.name, where)
             if item.label.lower() in labels:
-                problems.add(f"{where}.label", f"{item.label!r} is already the label of {labels[item.label.lower()]}")
+                problems.add(f"{where}.label", f"{short(item.label)} is already the label of {labels[item.label.lower()]}")
             labels.setdefault(item.label.lower(), where)
 
 
@@ -251,13 +232,13 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
         problems.add("command", "'$[[' is never closed with ']]'")
     for g in groups:
         if "$[[" in g.group(1):
-            problems.add("command", f"optional groups cannot be nested: {g.group(0)!r}")
+            problems.add("command", f"optional groups cannot be nested: {short(g.group(0))}")
         elif not any(group == "inputs" and name in declared["inputs"] and declared["inputs"][name].optional
                      for _, group, name in _placeholders(g.group(1))):
-            problems.add("command", f"the optional group {g.group(0)!r} holds no optional input: it would never be dropped")
+            problems.add("command", f"the optional group {short(g.group(0))} holds no optional input: it would never be dropped")
     for m, group, name in _placeholders(command):
         if group not in declared:
-            problems.add("command", f"{m.group(0)}: unknown placeholder group {group!r} (use inputs, params or outputs)")
+            problems.add("command", f"{m.group(0)}: unknown placeholder group {short(group)} (use inputs, params or outputs)")
         elif name not in declared[group]:
             known = ", ".join(declared[group]) or "none"
             problems.add("command", f"{m.group(0)} names no declared {group[:-1]} (declared {group}: {known})")

@@ -8,6 +8,7 @@ import math
 import re
 
 from sdk.declarations import PORT_TYPES, AnyDirectory, Bool, Choice, Float, Int, Param, Port, Text
+from sdk.yamltext import short
 
 NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 NAME_RULE = "1 to 64 lowercase letters, digits or '_', not starting with a digit"
@@ -57,7 +58,7 @@ def text_field(problems: Problems, data: dict, name: str, default: str, where: s
     if value is None:
         return default
     if not isinstance(value, str):
-        problems.add(f"{where}.{name}" if where else name, f"expected text, got {value!r}")
+        problems.add(f"{where}.{name}" if where else name, f"expected text, got {short(value)}")
         return default
     return value
 
@@ -67,7 +68,7 @@ def _mapping(problems: Problems, data: dict, group: str) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        problems.add(group, f"expected a mapping of names to declarations, got {value!r}"[:200])
+        problems.add(group, f"expected a mapping of names to declarations, got {short(value)}"[:200])
         return {}
     return value
 
@@ -75,7 +76,7 @@ def _mapping(problems: Problems, data: dict, group: str) -> dict:
 def _good_name(problems: Problems, group: str, name) -> bool:
     if isinstance(name, str) and NAME_PATTERN.fullmatch(name):
         return True
-    problems.add(f"{group}.{name}", f"{name!r} is not a name: {NAME_RULE}")
+    problems.add(f"{group}.{name}", f"{short(name)} is not a name: {NAME_RULE}")
     return False
 
 
@@ -84,7 +85,7 @@ def _label(problems: Problems, where: str, decl: dict, name: str) -> str:
     if value is None:
         return name.replace("_", " ").strip().title() or name
     if not isinstance(value, str) or not value.strip():
-        problems.add(f"{where}.label", f"expected a non-empty text, got {value!r}")
+        problems.add(f"{where}.label", f"expected a non-empty text, got {short(value)}")
         return name
     return value.strip()
 
@@ -105,7 +106,7 @@ def parse_ports(problems: Problems, data: dict, group: str, may_be_optional: boo
         if isinstance(decl, str):
             decl = {"type": decl}
         if not isinstance(decl, dict):
-            problems.add(where, f"expected a port type or a mapping {{type: ..., label: ...}}, got {decl!r}")
+            problems.add(where, f"expected a port type or a mapping {{type: ..., label: ...}}, got {short(decl)}")
             continue
         allowed = PORT_FIELDS if may_be_optional else tuple(f for f in PORT_FIELDS if f != "optional")
         _unknown_fields(problems, where, decl, allowed, "an input" if may_be_optional else "an output")
@@ -113,12 +114,12 @@ def parse_ports(problems: Problems, data: dict, group: str, may_be_optional: boo
         port_type = PORT_ALIASES.get(port_type, port_type) if isinstance(port_type, str) else port_type
         if port_type not in PORT_TYPES:
             known = ", ".join([*PORT_TYPES, *PORT_ALIASES])
-            reason = "missing" if port_type is None else f"unknown port type {decl.get('type')!r}"
+            reason = "missing" if port_type is None else f"unknown port type {short(decl.get('type'))}"
             problems.add(f"{where}.type", f"{reason} (the port types: {known})")
             continue
         optional = decl.get("optional", False)
         if not isinstance(optional, bool):
-            problems.add(f"{where}.optional", f"expected true or false, got {optional!r}")
+            problems.add(f"{where}.optional", f"expected true or false, got {short(optional)}")
             optional = False
         ports.append(Port(_label(problems, where, decl, name), PORT_TYPES[port_type], optional, name=name,
                           help=text_field(problems, decl, "help", "", where).strip()))
@@ -133,7 +134,7 @@ def parse_params(problems: Problems, data: dict) -> list[Param]:
         if not _good_name(problems, "params", name):
             continue
         if not isinstance(decl, dict):
-            problems.add(where, f"expected a mapping {{type: ..., default: ...}}, got {decl!r}")
+            problems.add(where, f"expected a mapping {{type: ..., default: ...}}, got {short(decl)}")
             continue
         param = _param(problems, where, name, decl)
         if param is not None:
@@ -145,7 +146,7 @@ def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | Non
     kind = decl.get("type")
     kind = PARAM_ALIASES.get(kind, kind) if isinstance(kind, str) else kind
     if kind not in PARAM_TYPES:
-        reason = "missing" if kind is None else f"unknown parameter type {decl.get('type')!r}"
+        reason = "missing" if kind is None else f"unknown parameter type {short(decl.get('type'))}"
         problems.add(f"{where}.type", f"{reason} (one of: {', '.join(PARAM_TYPES)})")
         return None
     _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *PARAM_FIELDS[kind]), f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter")
@@ -189,13 +190,13 @@ def _range(problems: Problems, where: str, decl: dict, kind: str) -> dict:
         value = _number(decl.get(bound))
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not math.isfinite(value)):
-            problems.add(f"{where}.{bound}", f"expected a finite number, got {decl.get(bound)!r}")
+            problems.add(f"{where}.{bound}", f"expected a finite number, got {short(decl.get(bound))}")
             value = None
         bounds[bound] = value
     for flag in ("min_exclusive", "max_exclusive"):
         value = decl.get(flag, False)
         if not isinstance(value, bool):
-            problems.add(f"{where}.{flag}", f"expected true or false, got {value!r}")
+            problems.add(f"{where}.{flag}", f"expected true or false, got {short(value)}")
             value = False
         bounds[flag] = value
     lo, hi = bounds["min"], bounds["max"]
@@ -207,11 +208,11 @@ def _range(problems: Problems, where: str, decl: dict, kind: str) -> dict:
 def _choices(problems: Problems, where: str, decl: dict) -> tuple:
     value = decl.get("choices")
     if not isinstance(value, list) or not value:
-        problems.add(f"{where}.choices", f"expected a non-empty list of values, got {value!r}")
+        problems.add(f"{where}.choices", f"expected a non-empty list of values, got {short(value)}")
         return ()
     if not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in value):
-        problems.add(f"{where}.choices", f"each choice is a text or a number, got {value!r}")
+        problems.add(f"{where}.choices", f"each choice is a text or a number, got {short(value)}")
         return ()
     if len(set(value)) != len(value):
-        problems.add(f"{where}.choices", f"a choice is listed twice: {value!r}")
+        problems.add(f"{where}.choices", f"a choice is listed twice: {short(value)}")
     return tuple(value)

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, fields
 
 from designer.engine.graph import Problem
+from sdk.yamltext import short
 
 KEYS = ("sampling", "parameter_space", "policy", "primary_metric_name", "primary_metric_goal",
         "max_total_runs", "max_concurrent_runs", "max_duration_minutes", "seed")
@@ -41,6 +42,10 @@ POLICY_FIELDS = {
     "NoTerminationPolicy": (),
 }
 MAX_TOTAL_RUNS, MAX_CONCURRENT_RUNS = 1000, 100  # HyperDrive's own limits
+MAX_DURATION_MINUTES = 525_600  # a year: a deadline further away is no deadline (and past year 9999, none a date holds)
+# points a grid sweep may have: it is counted (the product of its choices' lengths), never listed, and
+# sampled one point per trial; at most max_total_runs of them ever run
+MAX_GRID_POINTS = 1_000_000
 MAX_EXPONENT = 709.0  # exp() of more overflows a float
 
 
@@ -104,14 +109,26 @@ class SweepConfig:
 
 
 def grid_size(config: SweepConfig) -> int | None:
-    """How many points a grid sweep has (the product of its choices' lengths); None otherwise."""
+    """How many points a grid sweep has (the product of its choices' lengths: counted, never
+    listed); None otherwise."""
     return math.prod(len(e.values) for e in config.parameter_space) if config.sampling == "grid" else None
+
+
+def grid_point(config: SweepConfig, index: int) -> dict:
+    """The grid's point number `index` (from 0), without listing the grid: parameters by name, the
+    last one varying fastest (itertools.product's order), each through its choices as declared."""
+    space = sorted(config.parameter_space, key=lambda e: e.name)
+    point = {}
+    for e in reversed(space):
+        index, i = divmod(index, len(e.values))
+        point[e.name] = e.values[i]
+    return {e.name: point[e.name] for e in space}
 
 
 def _kind(value) -> str:
     if value is None:
         return "empty"
-    return {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping"}.get(type(value), f"{value!r}")
+    return {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping"}.get(type(value)) or short(value)
 
 
 def _is_number(value) -> bool:  # a YAML `true` is no number, nor an integer past every float
@@ -123,9 +140,15 @@ def _is_whole(value) -> bool:  # 2.0 too
 
 
 def _fmt(value) -> str:
+    """A user's value as a message quotes it: bounded (sdk.yamltext.short), whatever it holds."""
     if isinstance(value, bool):
         return str(value).lower()
-    return f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else str(value)
+    return f"{value:g}" if isinstance(value, float) else short(value)
+
+
+def _name(text: str) -> str:
+    """A name the user wrote, as a message shows it (at most 80 characters)."""
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 _one_of = ", ".join
@@ -143,9 +166,9 @@ class _Checker:
     def unknown_keys(self, raw: dict, known: tuple, prefix: str = "", owner: str = "a sweep") -> None:
         for key in raw:
             if key not in known and not (prefix and key == "type"):
-                close = difflib.get_close_matches(str(key), known, n=1)
+                close = difflib.get_close_matches(_name(str(key)), known, n=1)
                 hint = f"did you mean {close[0]}?" if close else f"{owner} takes " + (_one_of(known) or "no other key")
-                self.add(f"{prefix}{key}", f"unknown key ({hint})", "unknown_key")
+                self.add(f"{prefix}{_name(str(key))}", f"unknown key ({hint})", "unknown_key")
 
     def whole(self, raw: dict, key: str, low: int, high: int | None = None, prefix: str = "", why: str = ""):
         value, field = raw.get(key), prefix + key
@@ -178,9 +201,20 @@ def check(raw: dict, parameters: list[dict] | None, metrics: set[str] | None) ->
     policy = _policy(c, raw.get("policy"))
     metric, goal = _metric(c, raw, metrics)
     limits = _limits(c, raw)
+    if sampling == "grid" and space and not c.problems:
+        _grid_bound(c, space)
     if c.problems:
         raise SweepConfigInvalid(c.problems)
     return SweepConfig(sampling, space, policy, metric, goal, *limits)
+
+
+def _grid_bound(c: _Checker, space: tuple[Expression, ...]) -> None:
+    sizes = [len(e.values) for e in space]
+    size = math.prod(sizes)
+    if size > MAX_GRID_POINTS:
+        c.add("parameter_space", f"the grid has {size:,} points ({' x '.join(map(str, sizes))} choices), more than the "
+                                 f"{MAX_GRID_POINTS:,} a grid sweep may have (at most {MAX_TOTAL_RUNS:,} trials ever run: "
+                                 "fewer choices, or random sampling)", "grid_too_large")
 
 
 def _metric(c: _Checker, raw: dict, metrics: set[str] | None) -> tuple[str | None, str | None]:
@@ -189,7 +223,7 @@ def _metric(c: _Checker, raw: dict, metrics: set[str] | None) -> tuple[str | Non
         c.add("primary_metric_name", f"must be a metric's name, got {_fmt(name)}", "unknown_metric")
     elif "primary_metric_name" in raw and metrics is not None and name not in metrics:
         known = f"the pipeline's modules emit {_one_of(sorted(metrics))}" if metrics else "the pipeline's modules emit no metric"
-        c.add("primary_metric_name", f"unknown metric {name!r} ({known})", "unknown_metric")
+        c.add("primary_metric_name", f"unknown metric {_fmt(name)} ({known})", "unknown_metric")
     if isinstance(goal, str) and goal.lower() in GOALS:
         goal = goal.lower()  # HyperDrive writes MAXIMIZE
     elif "primary_metric_goal" in raw:
@@ -202,8 +236,9 @@ def _limits(c: _Checker, raw: dict) -> tuple:
     why = "at least one trial must run at a time" if raw.get("max_concurrent_runs") == 0 else ""
     concurrent = c.whole(raw, "max_concurrent_runs", 1, MAX_CONCURRENT_RUNS, why=why) if "max_concurrent_runs" in raw else 1
     duration = raw.get("max_duration_minutes")
-    if duration is not None and (not _is_number(duration) or duration <= 0):
-        c.add("max_duration_minutes", f"must be a number of minutes above 0, got {_fmt(duration)}", "out_of_range")
+    if duration is not None and (not _is_number(duration) or not 0 < duration <= MAX_DURATION_MINUTES):
+        c.add("max_duration_minutes", f"must be a number of minutes above 0 and at most {MAX_DURATION_MINUTES:,} (a year), "
+                                      f"got {_fmt(duration)}", "out_of_range")
     seed = raw.get("seed")
     return total, concurrent, duration, None if seed is None else c.whole(raw, "seed", 0, 2**32 - 1)
 
@@ -257,8 +292,8 @@ def _space(c: _Checker, raw: dict, sampling: str | None, parameters: list[dict] 
         if expression is None:
             continue
         if expression.name in seen:
-            c.add(f"parameter_space[{i}]", f"{expression.name} is swept twice (also parameter_space[{seen[expression.name]}])",
-                  "duplicate_parameter", expression.name, where=f"parameter_space[{i}] ({expression.name})")
+            c.add(f"parameter_space[{i}]", f"{_name(expression.name)} is swept twice (also parameter_space[{seen[expression.name]}])",
+                  "duplicate_parameter", expression.name, where=f"parameter_space[{i}] ({_name(expression.name)})")
         seen.setdefault(expression.name, i)
         space.append(expression)
     return tuple(space)
@@ -269,7 +304,7 @@ def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict
     if not isinstance(entry, dict):
         return c.add(field, f"must be a mapping {{name, expression, values}}, not {_kind(entry)}", "invalid_expression")
     name = entry.get("name")
-    where = f"{field} ({name})" if isinstance(name, str) else field
+    where = f"{field} ({_name(name)})" if isinstance(name, str) else field
     param = name if isinstance(name, str) else None
     before = len(c.problems)
 
@@ -283,7 +318,7 @@ def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict
     if "name" in entry and (not isinstance(name, str) or not name):
         add(f"name must be a pipeline parameter's name, got {_fmt(name)}", "invalid_expression")
     kind, values = entry.get("expression"), entry.get("values")
-    kind = kind.lower() if isinstance(kind, str) else kind if kind is None else repr(kind)  # hashable; Choice = choice
+    kind = kind.lower() if isinstance(kind, str) else kind if kind is None else short(kind)  # hashable; Choice = choice
     if "expression" in entry and kind not in EXPRESSIONS:
         add(f"unknown expression {_fmt(kind)} (one of {_one_of(EXPRESSIONS)})", "unknown_expression")
     shaped = kind in EXPRESSIONS and "values" in entry and _values(add, kind, values)

@@ -1,6 +1,8 @@
 """A sweep's configuration as text (YAML, of which JSON is a part) read into the value that
 sweep_config.check() checks: a syntax error names its line and column; nesting too deep, an
-integer too long or text that is not Unicode are named too, never raised as they are."""
+integer too long or text that is not Unicode are named too, never raised as they are. Read by
+sdk.yamltext: a key given twice is refused naming it, and aliases that stand for more than
+yamltext.MAX_NODES values are refused before anything is built from them."""
 from __future__ import annotations
 
 import re
@@ -9,6 +11,7 @@ import yaml
 
 from designer.engine import jsontext
 from designer.engine.sweep_config import SweepConfigInvalid, SweepProblem
+from sdk import yamltext
 
 
 class _Loader(yaml.SafeLoader):  # YAML 1.1 reads `1e-3` (no dot) as a string: here it is the number a user means
@@ -23,7 +26,11 @@ def parse_text(text: str | bytes) -> dict:
     """The configuration in YAML (JSON is YAML too) -> its value (check() refuses anything but a mapping);
     a syntax error names its line and column."""
     try:
-        raw = yaml.load(text, Loader=_Loader)  # a SafeLoader; bytes are read as UTF-8 (or UTF-16 with a BOM)
+        raw = yamltext.load(text, _Loader)  # a SafeLoader; bytes are read as UTF-8 (or UTF-16 with a BOM)
+    except yamltext.YamlTextError as e:
+        field = e.where.split(".")[0].split("[")[0] or "configuration"
+        where = f"{e.where} (line {e.line})" if e.where else f"line {e.line}"
+        raise SweepConfigInvalid([SweepProblem(f"{where}: {e}", "syntax", field=field)]) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

@@ -1,9 +1,9 @@
 """A sweep's trials on Optuna: HyperDrive's sampling and early-termination policies, with the
 study kept in the project's own database so that every worker process shares it.
 
-Sampling: `random` is Optuna's RandomSampler, `grid` its GridSampler over the choices, `bayesian`
-its TPESampler. Each expression samples its underlying variable with `trial.suggest_*` and then
-applies HyperDrive's transformation (exp for the log forms, round(x / q) * q for the q forms); the
+Sampling: `random` is Optuna's RandomSampler, `grid` a sampler of its own (trial n takes grid
+point n, counted, never listed), `bayesian` its TPESampler. Each expression samples its
+underlying variable with `trial.suggest_*` and then applies HyperDrive's transformation (exp for the log forms, round(x / q) * q for the q forms); the
 normal forms sample the quantile u of the normal distribution and map it with its inverse CDF.
 
 Early termination: Optuna's median and percentile pruners compare a trial only with COMPLETED
@@ -16,7 +16,6 @@ answers whether to stop it now) and tells how it ended (`tell`).
 """
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import statistics
@@ -28,10 +27,10 @@ import numpy as np
 import optuna
 import sqlalchemy.exc
 from optuna.pruners import BasePruner, NopPruner
-from optuna.samplers import BaseSampler, GridSampler, RandomSampler, TPESampler
+from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.trial import FrozenTrial, TrialState
 
-from designer.engine.sweep_config import Policy, SweepConfig, grid_size
+from designer.engine.sweep_config import Policy, SweepConfig, grid_point, grid_size
 
 EPSILON = 1e-9  # the normal forms sample a quantile in (EPSILON, 1 - EPSILON): inv_cdf(0) is -inf
 STATES = {"completed": TrialState.COMPLETE, "early_terminated": TrialState.PRUNED,
@@ -182,20 +181,34 @@ def best_value(values: list[float], goal: str) -> float | None:
 
 # -- sampling ---------------------------------------------------------------------------------------------
 
-class _Grid(GridSampler):
-    """GridSampler as it is, except that it does not stop the study once the grid is done: that is
-    for Study.optimize's loop, which ask-and-tell has not (Study.stop raises outside one). The
-    caller asks exhausted() instead. Trial number n takes grid point n (in the order the values are
-    declared, parameters by name), so trials asked together, in any process, never share a point."""
+class _Grid(BaseSampler):
+    """HyperDrive's grid sampling without the grid in memory: trial number n takes grid point n
+    (sweep_config.grid_point: counted by mixed radix, never listed; in the order the values are
+    declared, parameters by name), so trials asked together, in any process, never share a point.
+    Optuna's GridSampler lists (and shuffles) every point when it is made: 27 million points were
+    4 GB. Nothing stops the study once the grid is done (Study.stop is for Study.optimize's loop,
+    which ask-and-tell has not): the caller asks exhausted()."""
 
-    def __init__(self, search_space, seed=None):
-        super().__init__(search_space, seed)
-        # in the order declared (GridSampler shuffles): trial n is the n-th combination, as a user
-        # reading the configuration expects, and the same in every process
-        self._all_grids = list(itertools.product(*self._search_space.values()))
+    def __init__(self, config: SweepConfig):
+        self._config, self._size = config, grid_size(config)
+        self._points: dict[int, dict] = {}
 
-    def after_trial(self, study, trial, state, values) -> None:
-        pass
+    def _point(self, trial: FrozenTrial) -> dict:
+        number = trial.number % self._size  # a surplus trial (ask() fails it) takes any point
+        if number not in self._points:
+            if len(self._points) > 64:
+                self._points.clear()
+            self._points[number] = grid_point(self._config, number)
+        return self._points[number]
+
+    def infer_relative_search_space(self, study, trial):
+        return {}
+
+    def sample_relative(self, study, trial, search_space):
+        return {}
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        return self._point(trial)[param_name]
 
 
 class _SeededPerTrial(BaseSampler):
@@ -232,7 +245,7 @@ class _SeededPerTrial(BaseSampler):
 
 def _sampler(config: SweepConfig) -> BaseSampler:
     if config.sampling == "grid":
-        return _Grid({e.name: list(e.values) for e in config.parameter_space}, seed=config.seed)
+        return _Grid(config)
     make = RandomSampler if config.sampling == "random" else TPESampler
     return make() if config.seed is None else _SeededPerTrial(make, config.seed)
 

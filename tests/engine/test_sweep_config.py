@@ -252,7 +252,7 @@ def test_the_limits_are_named_when_out_of_range():
     assert problems(base(max_total_runs=0, max_concurrent_runs=0, max_duration_minutes=0, seed=-1)) == [
         "max_total_runs is 0: must be at least 1 and at most 1000",
         "max_concurrent_runs is 0: at least one trial must run at a time",
-        "max_duration_minutes: must be a number of minutes above 0, got 0",
+        "max_duration_minutes: must be a number of minutes above 0 and at most 525,600 (a year), got 0",
         "seed is -1: must be at least 0 and at most 4294967295",
     ]
     assert problems(base(max_total_runs=2.5, max_concurrent_runs=True)) == [
@@ -305,3 +305,82 @@ def test_every_problem_is_reported_at_once():
     raw["parameter_space"].append({"name": "ghost", "expression": "choice", "values": []})
     found = problems(raw)
     assert len(found) == 6, found  # loguniform under grid, the empty choice, the unknown parameter, policy, metric, limit
+
+
+# -- issue 31: bounded work whatever the configuration holds ------------------------------------------------
+
+def alias_bomb(levels: int, key: str = "sampling") -> str:
+    """`levels` levels of ten aliases: 10^levels values in a few hundred bytes ("billion laughs")."""
+    lines = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + f"\n{key}: *l{levels - 1}\n"
+
+
+def bounded(call):
+    """call()'s answer, the seconds it took and the peak of memory it allocated (tracemalloc)."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        answer = call()
+    finally:
+        seconds, (_, peak) = time.perf_counter() - started, tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return answer, seconds, peak
+
+
+def test_an_alias_bomb_is_refused_before_it_is_built_naming_its_field():
+    text = YAML.replace("sampling: random\n", "") + alias_bomb(10)  # 10^10 values in 0.6 KB
+    found, seconds, peak = bounded(lambda: _refusal(text))
+    assert seconds < 1.0 and peak < 10 * 2**20, (seconds, peak)
+    assert len(found) == 1 and found[0].field == "sampling", found
+    assert "stands for more than 100,000 values once its aliases (*name) are expanded" in found[0].message
+    assert len(found[0].message) < 300
+
+
+def _refusal(text):
+    with pytest.raises(SweepConfigInvalid) as e:
+        parse_text(text)
+    return e.value.problems
+
+
+def test_a_value_quoted_in_a_problem_is_bounded_however_much_it_holds():
+    bomb = ["lol"] * 10
+    for _ in range(9):  # the same list ten times, nine levels deep: 10^10 values, as a YAML alias builds it
+        bomb = [bomb] * 10
+    raw = base(sampling=bomb, primary_metric_goal=bomb, policy={"type": bomb},
+               parameter_space=[{"name": "momentum", "expression": bomb, "values": [0.1]}])
+    found, seconds, peak = bounded(lambda: problems(raw))
+    assert seconds < 1.0 and peak < 10 * 2**20, (seconds, peak)
+    assert len(found) == 4 and all(len(p) < 300 for p in found), found
+    assert found[0].startswith("sampling: unknown sampling [[[[...], [...], [...], [...], [...], [...], ...]")
+
+
+def test_a_key_given_twice_is_refused_naming_it():
+    found = _refusal(YAML + "max_total_runs: 9\n")
+    assert [(p.field, p.message) for p in found] == [(
+        "max_total_runs", "max_total_runs (line 13): declared twice (lines 9 and 13)")]
+    found = _refusal(YAML.replace("slack_factor: 0.1", "slack_factor: 0.1, slack_factor: 0.2"))
+    assert found[0].field == "policy" and found[0].message.startswith("policy.slack_factor (line 6): declared twice")
+
+
+def test_a_duration_past_a_year_is_named_not_an_overflow():
+    for minutes in (1e10, 10**30, 525_601):
+        assert problems(base(max_duration_minutes=minutes)) == [
+            f"max_duration_minutes: must be a number of minutes above 0 and at most 525,600 (a year), got {minutes:g}"
+            if isinstance(minutes, float) else
+            f"max_duration_minutes: must be a number of minutes above 0 and at most 525,600 (a year), got {minutes}"]
+    assert check(base(max_duration_minutes=525_600), PARAMETERS, METRICS).max_duration_minutes == 525_600
+
+
+def test_a_grid_is_counted_never_listed_and_one_past_the_bound_is_refused_naming_its_size():
+    choices = [("momentum", "choice", [i / 1000 for i in range(150)]), ("epochs", "choice", list(range(1, 151))),
+               ("model", "choice", [f"m{i}" for i in range(150)])]
+    found, seconds, peak = bounded(lambda: problems(space(*choices) | {"sampling": "grid"}))
+    assert seconds < 1.0 and peak < 10 * 2**20, (seconds, peak)
+    assert found == ["parameter_space: the grid has 3,375,000 points (150 x 150 x 150 choices), more than the 1,000,000 a "
+                     "grid sweep may have (at most 1,000 trials ever run: fewer choices, or random sampling)"]
+    grid = check(space(*choices[:2], ("model", "choice", ["a", "b"])) | {"sampling": "grid"}, PARAMETERS, METRICS)
+    assert grid_size(grid) == 45_000

@@ -237,3 +237,25 @@ def test_a_completed_trial_is_compared_with_too(storage):
     assert curve(study, cfg, good, GOOD) == [False] * 4
     tuning.tell(study, good.number, "completed", max(GOOD))
     assert curve(study, cfg, poor, POOR[:1]) == [True]
+
+
+def test_a_grid_of_a_million_points_is_sampled_one_point_at_a_time(storage):
+    import itertools
+    import time
+    import tracemalloc
+
+    lrs, sizes, models = [(i + 1) / 1e4 for i in range(100)], list(range(1, 101)), [f"m{i}" for i in range(100)]
+    cfg = config("grid", [{"name": "learning_rate", "expression": "choice", "values": lrs},
+                          {"name": "batch_size", "expression": "choice", "values": sizes},
+                          {"name": "model", "expression": "choice", "values": models}], max_total_runs=5)
+    tracemalloc.start()
+    started = time.perf_counter()
+    study = tuning.create_study(storage, next(names), cfg)
+    asked = [tuning.ask(study, cfg, TYPES) for _ in range(5)]
+    seconds, (_, peak) = time.perf_counter() - started, tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert seconds < 5.0 and peak < 20 * 2**20, (seconds, peak)  # the listed grid: 1,000,000 tuples, ~100 MB
+    by_name = itertools.product(sizes, lrs, models)  # parameters by name, the last varying fastest
+    assert [(a.values["batch_size"], a.values["learning_rate"], a.values["model"]) for a in asked] == \
+        [next(by_name) for _ in range(5)]
+    assert tuning.exhausted(study, cfg)

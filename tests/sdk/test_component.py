@@ -109,7 +109,7 @@ INVALID = [
     ("nested thousands deep", "kind: " + "[" * 20000, "file", "nested too deeply, or holds an integer too long to read"),
     ("an integer of 5000 digits", yaml.safe_dump(changed(version=None)) + "version: " + "9" * 5000 + "\n", "file", "nested too deeply, or holds"),
     ("billion laughs", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)), "a", "unknown field"),  # 9**9 leaves, read in no time
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)), "j", "it stands for more than 100,000 values once its aliases (*name) are expanded"),  # 9**9
     ("label not text", changed(label=["a"]), "label", "expected text"),
     ("distributed not a flag", changed(distributed="yes please"), "distributed", "expected true or false"),
     ("unknown port type", changed(inputs__data__type="Tensor"), "inputs.data.type", "unknown port type 'Tensor'"),
@@ -280,3 +280,27 @@ def test_a_command_written_as_a_list_is_told_once_to_be_text(tmp_path):
         component.load(path)
     assert [f for f, _ in caught.value.problems] == ["command"]
     assert "expected text" in caught.value.reason
+
+
+def test_an_alias_bomb_in_a_field_is_refused_at_once_and_no_message_quotes_a_whole_value(tmp_path):
+    import time
+    import tracemalloc
+
+    bomb = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 10))  # 10^10 values in 0.6 KB
+    text = yaml.safe_dump({k: v for k, v in VALID.items() if k != "label"}, sort_keys=False)
+    tracemalloc.start()
+    started = time.perf_counter()
+    with pytest.raises(ComponentError) as caught:
+        component.load(write(tmp_path / "bomb", text=bomb + text + "label: *l9\n"))
+    seconds, (_, peak) = time.perf_counter() - started, tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert seconds < 1.0 and peak < 10 * 2**20, (seconds, peak)
+    assert caught.value.field == "label" and "stands for more than 100,000 values" in caught.value.reason, str(caught.value)
+    # under the bound, a value of 10,000 items and one of a million characters are quoted in a few words
+    wide = changed(label=list(range(10_000)), metrics="m" * 1_000_000, version="9" * 100_000)
+    with pytest.raises(ComponentError) as caught:
+        component.load(write(tmp_path / "wide", doc=wide))
+    reasons = caught.value.problems
+    assert ("label", "expected text, got [0, 1, 2, 3, 4, 5, ...]") in reasons, reasons
+    assert all(len(r) < 200 for _, r in reasons), reasons
