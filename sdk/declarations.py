@@ -165,6 +165,7 @@ def _short(value: Any) -> str:
 
 # a whole number past this fits no integer type of the libraries the modules use (64-bit)
 INT_LIMIT = 2**63 - 1
+FLOAT_LIMIT = 1e12  # a float parameter's size where its declaration sets no min or max
 
 
 @dataclass
@@ -223,6 +224,9 @@ class Float(_Ranged):
             return f"expected a finite number: {not_finite(value)}"
         if isinstance(value, int) and not -1e308 < value < 1e308:
             return f"{_short(value)} is too large for a floating-point number"
+        # a side with no declared bound is bounded still: 1e308 passes a float, and overflows the first sum
+        if (self.max is None and value > FLOAT_LIMIT) or (self.min is None and value < -FLOAT_LIMIT):
+            return f"{value:g} is out of range: a number here is between {-FLOAT_LIMIT:g} and {FLOAT_LIMIT:g}"
         return self._check_range(value)
 
     def normalise(self, value):

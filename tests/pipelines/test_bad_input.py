@@ -96,7 +96,8 @@ def test_a_float_with_no_maximum_refuses_infinity_and_an_int_refuses_what_fits_n
     from tests.toy_modules import ToySource
 
     sleep = ToySource.param("sleep")
-    assert sleep.max is None and sleep.check(1e308) is None  # the run-time check (executor, pane) too
+    assert sleep.max is None and sleep.check(1e12) is None  # the run-time check (executor, pane) too
+    assert sleep.check(1e308) == "1e+308 is out of range: a number here is between -1e+12 and 1e+12"
     assert sleep.check(math.inf) == "expected a finite number: Infinity (or a number too large for a float, such as 1e400) is not a finite number"
     assert sleep.check(-math.inf).startswith("expected a finite number: -Infinity")
     for param, value, reason in [("sleep", math.inf, "Toy source, parameter 'sleep': Sleep: Infinity"),
