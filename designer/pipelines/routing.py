@@ -71,7 +71,9 @@ def machines_for(nr: NodeRun) -> frozenset[str] | None:
 
 def _run_of(nr: NodeRun) -> Run:
     # the run's DAG is kept per process: the snapshot (megabytes for a big pipeline) is read once
-    return nr.run if NodeRun.run.is_cached(nr) else Run.objects.defer("snapshot").get(pk=nr.run_id)
+    if not NodeRun.run.is_cached(nr):
+        nr.run = Run.objects.defer("snapshot").get(pk=nr.run_id)  # once per call of route_for and the others
+    return nr.run
 
 
 def _node_of(nr: NodeRun) -> dict | None:
