@@ -167,13 +167,14 @@ class _CountingLoader:
 
     def __init__(self, loader):
         self.loader, self.seen = loader, 0
+        self.dataset = loader.dataset  # training.loading looks at it (decoded on the device, or not)
 
     def __len__(self):
         return len(self.loader)
 
     def __iter__(self):
         for images, targets in self.loader:
-            self.seen += images.shape[0]
+            self.seen += len(targets)
             yield images, targets
 
 

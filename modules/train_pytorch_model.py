@@ -1,8 +1,9 @@
 import shutil
 
 from sdk.context import DistributedJob
-from sdk.declarations import Bool, Float, ImageDirectory, Int, ModelDirectory, Module, Port, UntrainedModelDirectory
+from sdk.declarations import Bool, Choice, Float, ImageDirectory, Int, ModelDirectory, Module, Port, UntrainedModelDirectory
 from sdk.formats import metrics, model
+from sdk.layout import DEVICES_DIR
 
 
 class TrainPyTorchModel(Module):
@@ -47,6 +48,9 @@ class TrainPyTorchModel(Module):
                   "statistics included, keeps the weights it starts with and serves as a fixed feature extractor "
                   "(the transfer-learning recipe of the PyTorch tutorial: \"ConvNet as fixed feature extractor\"); "
                   "for a pretrained or trained model"),
+        Choice("Mixed precision", default="auto", choices=("auto", "bf16", "fp16", "off"),
+               help="auto: bf16 on GPUs that support it (Ampere and newer), fp16 with a gradient scaler on older GPUs, "
+                    "off on CPUs; the weights are kept and saved in float32 either way (torch.autocast)"),
     ]
 
     def run(self, ctx, untrained_model, training_dataset, validation_dataset):
@@ -56,7 +60,8 @@ class TrainPyTorchModel(Module):
         work = ctx.node_dir / "work"
         stop_file = work / "STOP"  # created by the designer when a sweep's policy ends this trial early
         argv = [*training_argv(untrained_model.path, training_dataset.path, validation_dataset.path, out, ctx.params,
-                               work_dir=work), "--label", self.label, "--stop-file", str(stop_file)]
+                               work_dir=work), "--label", self.label, "--stop-file", str(stop_file),
+                "--devices-dir", str(ctx.node_dir / DEVICES_DIR)]
         if ctx.world_size == 1:
             from training import train
 
@@ -64,7 +69,8 @@ class TrainPyTorchModel(Module):
         else:  # the same main(args) under torchrun in every process, started by the designer's workers
             metrics_file = out / metrics.METRICS_FILE  # rank 0 appends; relayed as this node's metrics while it runs
             ctx.launch_distributed(DistributedJob("training.train", argv, metrics_file=metrics_file,
-                                                  gpu_argv=["--device", "cuda"], stop_file=stop_file))
+                                                  gpu_argv=["--device", "cuda"], cpu_argv=["--device", "cpu"],
+                                                  stop_file=stop_file))
             metrics_file.unlink(missing_ok=True)
             info = model.read_info(out)
         shutil.rmtree(work, ignore_errors=True)  # the checkpoint only serves an interrupted run
@@ -83,7 +89,8 @@ def training_argv(model_dir, train_dir, val_dir, output_dir, params: dict, work_
             "--seed", str(params["random_seed"]), "--patience", str(params["patience"]),
             "--print-freq", str(params["print_frequency"]), "--threads", str(threads),
             *(["--sync-bn"] if params.get("sync_batchnorm") else []),
-            *(["--freeze-backbone"] if params.get("freeze_backbone") else [])]
+            *(["--freeze-backbone"] if params.get("freeze_backbone") else []),
+            "--amp", str(params.get("mixed_precision") or "auto")]
 
 
 class _ContextReporter:
@@ -93,6 +100,9 @@ class _ContextReporter:
         self.ctx = ctx
 
     def log(self, text):
+        self.ctx.log(text)
+
+    def log_own(self, text):
         self.ctx.log(text)
 
     def metric(self, name, value, step, steps=None):

@@ -39,6 +39,7 @@ class DistributedJob:
     argv: list[str]
     metrics_file: Path | None = None  # JSON lines {name, value, step} that rank 0 appends: relayed as metrics
     gpu_argv: list[str] | None = None  # added when every process has a GPU (NCCL); None: CPU only (Gloo)
+    cpu_argv: list[str] | None = None  # added when the processes run on CPUs (Gloo), GPUs or not on the machines
     stop_file: Path | None = None  # created when the engine asks the job to wrap up early (Context.stop_requested)
     env: dict[str, str] | None = None  # more environment of every process (a component's DESIGNER_METRICS_FILE...)
     timeout: float = 0  # seconds: the job fails and every process is ended once it has run this long; 0: no limit

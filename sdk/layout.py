@@ -4,6 +4,7 @@
     <node dir>/logs/70_driver_log.txt        the node's log (one process)
     <node dir>/logs/70_driver_log_<rank>.txt one per process of a distributed node
     <node dir>/logs/70_mpi_log.txt           the launchers' log of a distributed node
+    <node dir>/devices/rank-<rank>.json      the device each process of a training used (training/devices.py)
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ DRIVER_LOG = "70_driver_log.txt"
 MPI_LOG = "70_mpi_log.txt"
 DRIVER_LOG_PREFIX = "70_driver_log_"
 DRIVER_LOG_GLOB = f"{DRIVER_LOG_PREFIX}*.txt"
+DEVICES_DIR = "devices"
+DEVICES_GLOB = "rank-*.json"
 
 
 def driver_log(rank: int) -> str:

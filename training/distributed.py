@@ -12,9 +12,13 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from training import devices
+
 
 def init_distributed_mode(args) -> None:
-    """Set args.distributed, args.rank, args.world_size, args.local_rank (+ args.device)."""
+    """Set args.distributed, args.rank, args.world_size, args.local_rank, and args.device: the
+    device args.device asks for ('auto': this local rank's GPU when CUDA can use one, else the CPU;
+    training/devices.py); NCCL between GPUs, Gloo between CPUs."""
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
         args.rank = int(os.environ["RANK"])
         args.world_size = int(os.environ["WORLD_SIZE"])
@@ -22,15 +26,11 @@ def init_distributed_mode(args) -> None:
     else:
         args.rank, args.world_size, args.local_rank = 0, 1, 0
     args.distributed = args.world_size > 1
-    use_cuda = torch.cuda.is_available() and getattr(args, "device", "cpu") == "cuda"
-    if use_cuda:
-        torch.cuda.set_device(args.local_rank)
-        args.device = f"cuda:{args.local_rank}"
-    else:
-        args.device = "cpu"
+    device = devices.choose(getattr(args, "device", devices.AUTO), args.local_rank)
+    args.device = str(device)
     if not args.distributed:
         return
-    backend = "nccl" if use_cuda else "gloo"
+    backend = "nccl" if device.type == "cuda" else "gloo"
     dist.init_process_group(backend=backend, init_method="env://", world_size=args.world_size, rank=args.rank)
     dist.barrier()
 

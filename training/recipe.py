@@ -25,7 +25,9 @@ class BestEpoch:
         """Record the epoch's validation loss; True when training should stop."""
         if loss < self.best_loss:  # NaN never improves
             self.best_loss, self.best_epoch, self.bad_epochs = loss, epoch, 0
-            self.best_state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+            # on the CPU, in the default memory layout (a GPU's model is channels_last)
+            self.best_state = {k: v.detach().cpu().clone(memory_format=torch.contiguous_format)
+                               for k, v in model.state_dict().items()}
         else:
             self.bad_epochs += 1
         return self.bad_epochs >= self.patience

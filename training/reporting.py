@@ -21,6 +21,10 @@ class Reporter:
         if dist_utils.is_main_process():
             print(text, flush=True)
 
+    def log_own(self, text: str) -> None:
+        """A line of this process's own driver log, on every rank (each has its own: training.rank)."""
+        print(text, flush=True)
+
     def metric(self, name: str, value: float, step: int, steps: int | None = None) -> None:
         if dist_utils.is_main_process() and self.metrics_file is not None:
             metrics.append(self.metrics_file, name, value, step, steps)

@@ -17,7 +17,7 @@ the last. `--batch-size` is per process, as in the torchvision reference.
 from __future__ import annotations
 
 import argparse
-import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,9 +30,9 @@ from sdk.formats import image_directory, metrics
 from sdk.formats import model as model_format
 from sdk.formats.meta import artifact
 from sdk.formats.transformation import INFERENCE, RecipeError, inference_recipe
+from training import devices, finetune, loading, models
 from training import distributed as dist_utils
-from training import finetune, models
-from training.data import IMAGENET_NORMALIZE, ImageDirDataset
+from training.data import IMAGENET_NORMALIZE
 from training.recipe import BestEpoch, drop_last, lr_factor, set_seed
 from training.reporting import Reporter, report_epoch
 from training.transforms import build_transform
@@ -45,6 +45,14 @@ CHECKPOINT = "checkpoint.pth"
 
 class TrainingDivergedError(ModuleError):
     """The loss became NaN or infinite."""
+
+
+class GPUOutOfMemoryError(ModuleError):
+    """The GPU had not the memory a step needs."""
+
+
+class DeviceError(ModuleError):
+    """CUDA or NCCL failed: the message names the rank, the worker and the GPU."""
 
 
 # --------------------------------------------------------------------------- data
@@ -70,14 +78,15 @@ def load_data(args):
             f"Batch size {args.batch_size} is larger than the training dataset "
             f"({len(train_dir.items)} images{f' over {args.world_size} processes' if args.world_size > 1 else ''}); "
             f"lower Batch size to at most {max(per_process, 1)}")
+    args.decode_on_device = loading.decode_on_device(args.decode, torch.device(args.device), train_dir, val_dir)
     recipe = train_dir.transforms
     try:
         train_tf = build_transform(recipe, None, IMAGENET_NORMALIZE)
         val_tf = build_transform(val_dir.transforms or inference_recipe(recipe), INFERENCE, IMAGENET_NORMALIZE)
     except RecipeError as e:
         raise InvalidDatasetError(f"the recorded image transformation cannot be used: {e}") from e
-    train_set = ImageDirDataset(train_dir, classes, train_tf)
-    val_set = ImageDirDataset(val_dir, classes, val_tf)
+    train_set = loading.dataset(train_dir, classes, train_tf, args.decode_on_device)
+    val_set = loading.dataset(val_dir, classes, val_tf, args.decode_on_device)
     if args.distributed:
         train_sampler = torch.utils.data.distributed.DistributedSampler(train_set, shuffle=True, seed=args.seed)
         val_sampler = dist_utils.ShardSampler(val_set, args.rank, args.world_size)
@@ -91,39 +100,82 @@ def load_data(args):
 # --------------------------------------------------------------------------- one epoch
 
 
-def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter):
-    """One pass over the training data; returns the epoch's figures (summed over processes)."""
+def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter,
+                    scaler=None):
+    """One pass over the training data; returns the epoch's figures (summed over processes).
+
+    Nothing waits for the device inside a step: the loss, error and image counts are summed on the
+    device and read once per print (Print frequency) and at the end of the epoch, where a loss that
+    stopped being a number is also noticed, naming the step it first happened at."""
     finetune.train_mode(model)  # a frozen backbone's batch-norm layers stay in evaluation mode
-    loss_sum = errors = seen = 0.0
+    device = torch.device(device)
+    sums = _DeviceSums(device)
     steps = len(data_loader)
     started = time.perf_counter()
-    for i, (images, targets) in enumerate(data_loader):
-        images, targets = images.to(device, non_blocking=True), targets.to(device, non_blocking=True)
-        output = _forward(model, images, args)
-        loss = criterion(output, targets)
-        loss_value = loss.item()
-        if not math.isfinite(loss_value):
-            raise TrainingDivergedError(
-                f"the training loss became {loss_value} at epoch {epoch}, step {i + 1} of {steps}; "
-                f"lower the Learning rate (now {args.lr:g}) or raise the Warmup step number")
+    scaler = scaler or devices.grad_scaler("off", device)
+    for i, (images, targets) in enumerate(loading.device_batches(data_loader, device, args)):
+        with devices.autocast(getattr(args, "amp", "off"), device):
+            output = _forward(model, images, args)
+            loss = criterion(output, targets)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         lr_scheduler.step()
-        n = images.shape[0]
-        loss_sum += loss_value * n
-        errors += (output.argmax(1) != targets).sum().item()
-        seen += n
+        sums.add_step(i + 1, loss, output, targets)
         if args.print_freq and (i + 1) % args.print_freq == 0:
-            rate = seen / (time.perf_counter() - started)
+            loss_value = sums.check(epoch, steps, args)
+            rate = sums.seen / (time.perf_counter() - started)
             reporter.log(f"Epoch: [{epoch}] [{i + 1}/{steps}]  lr: {optimizer.param_groups[0]['lr']:.6f}  "
                          f"loss: {loss_value:.4f}  img/s: {rate:.1f}")
         reporter.check_cancelled()
+    sums.check(epoch, steps, args)
     elapsed = time.perf_counter() - started
-    loss_sum, errors, seen = dist_utils.reduce_sum([loss_sum, errors, seen], device)
+    loss_sum, errors, seen = dist_utils.reduce_sum([sums.loss, sums.errors, float(sums.seen)], device)
     return {"learning_rate": optimizer.param_groups[0]["lr"], "training_images_per_second": seen / elapsed,
             "training_loss": loss_sum / seen, "training_error": errors / seen,
             "training_top1_accuracy": 1 - errors / seen}
+
+
+class _DeviceSums:
+    """An epoch's running sums, kept on the training device (no host sync per step), and the first
+    step whose loss was not a number."""
+
+    def __init__(self, device):
+        self.loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+        self.error_sum = torch.zeros((), dtype=torch.int64, device=device)
+        self.first_bad = torch.zeros((), dtype=torch.int64, device=device)  # 0: none yet
+        self.bad_value = torch.zeros((), dtype=torch.float32, device=device)
+        self.last_loss = torch.zeros((), dtype=torch.float32, device=device)
+        self.seen = 0
+
+    def add_step(self, step: int, loss, output, targets) -> None:
+        loss = loss.detach().float()
+        n = targets.shape[0]
+        self.loss_sum += loss.double() * n
+        self.error_sum += (output.detach().argmax(1) != targets).sum()
+        bad = (self.first_bad == 0) & ~torch.isfinite(loss)
+        self.first_bad.copy_(torch.where(bad, step, self.first_bad))
+        self.bad_value.copy_(torch.where(bad, loss, self.bad_value))
+        self.last_loss.copy_(loss)
+        self.seen += n
+
+    def check(self, epoch: int, steps: int, args) -> float:
+        """The last step's loss; raises TrainingDivergedError when a loss was not a number."""
+        first_bad, bad_value, last = (t.item() for t in (self.first_bad, self.bad_value, self.last_loss))
+        if first_bad:
+            raise TrainingDivergedError(
+                f"the training loss became {bad_value} at epoch {epoch}, step {first_bad} of {steps}; "
+                f"lower the Learning rate (now {args.lr:g}) or raise the Warmup step number")
+        return last
+
+    @property
+    def loss(self) -> float:
+        return self.loss_sum.item()
+
+    @property
+    def errors(self) -> float:
+        return float(self.error_sum.item())
 
 
 def _forward(model, images, args):
@@ -138,22 +190,25 @@ def _forward(model, images, args):
             "Transformation") from None
 
 
-def evaluate(model, criterion, data_loader, device, num_classes: int) -> dict:
-    """Validation loss and top-1 / top-5 accuracy (summed over processes: exact, no padding)."""
+def evaluate(model, criterion, data_loader, device, num_classes: int, args=None) -> dict:
+    """Validation loss and top-1 / top-5 accuracy (summed over processes: exact, no padding); the
+    sums stay on the device until the end."""
     model.eval()
-    loss_sum = correct1 = correct5 = seen = 0.0
+    device = torch.device(device)
+    sums = torch.zeros(4, dtype=torch.float64, device=device)  # loss, top-1, top-5, images
     k = min(5, num_classes)
+    amp = getattr(args, "amp", "off")
     with torch.inference_mode():
-        for images, targets in data_loader:
-            images, targets = images.to(device, non_blocking=True), targets.to(device, non_blocking=True)
-            output = model(images)
-            loss_sum += criterion(output, targets).item() * images.shape[0]
+        for images, targets in loading.device_batches(data_loader, device, args):
+            with devices.autocast(amp, device):
+                output = model(images)
+            output = output.float()
             top = output.topk(k, dim=1).indices
             hits = top == targets[:, None]
-            correct1 += hits[:, 0].sum().item()
-            correct5 += hits.any(dim=1).sum().item()
-            seen += images.shape[0]
-    loss_sum, correct1, correct5, seen = dist_utils.reduce_sum([loss_sum, correct1, correct5, seen], device)
+            sums += torch.stack([criterion(output, targets).double() * targets.shape[0], hits[:, 0].sum().double(),
+                                 hits.any(dim=1).sum().double(), torch.tensor(targets.shape[0], dtype=torch.float64,
+                                                                              device=device)])
+    loss_sum, correct1, correct5, seen = dist_utils.reduce_sum(sums.tolist(), device)
     result = {"validation_loss": loss_sum / seen, "validation_top1_accuracy": correct1 / seen}
     if num_classes >= 5:
         result["validation_top5_accuracy"] = correct5 / seen
@@ -166,16 +221,36 @@ def evaluate(model, criterion, data_loader, device, num_classes: int) -> dict:
 def main(args, reporter: Reporter | None = None) -> dict:
     """Train; write the ModelDirectory to args.output_dir (rank 0); return a summary. A refused
     input raises a ModuleError whose message starts with `args.label` when one is given."""
-    dist_utils.init_distributed_mode(args)
     output_dir = Path(args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     reporter = reporter or Reporter(output_dir / metrics.METRICS_FILE, args.stop_file or None)
     try:
+        dist_utils.init_distributed_mode(args)
         return _train(args, reporter, output_dir)
     except ModuleError as e:
         raise labelled(e, args.label) from None
+    except torch.OutOfMemoryError as e:  # a GPU's; the CPU's is the kernel's OOM killer
+        raise labelled(GPUOutOfMemoryError(devices.out_of_memory_message(torch.device(args.device), args.batch_size,
+                                                                         args.amp)), args.label) from e
+    except RuntimeError as e:
+        if not devices.is_device_error(e):
+            raise
+        raise labelled(DeviceError(devices.device_error_message(e, args)), args.label) from e
     finally:
         dist_utils.cleanup()
+        devices.release(args)
+
+
+def _report_device(args, device, reporter: Reporter) -> None:
+    """Every process says in its own driver log which device it trains on (and records it for the
+    node pane: --devices-dir)."""
+    decode = "JPEG decoded on the GPU (nvJPEG)" if args.decode_on_device and device.type == "cuda" else \
+        "JPEG decoded by torchvision" if args.decode_on_device else "images decoded by Pillow"
+    line = (f"rank {args.rank}: {devices.describe(device)}; mixed precision {args.amp}; "
+            f"{args.workers} data-loading process(es); {decode}")
+    reporter.log_own(line)
+    if args.devices_dir:
+        devices.record(Path(args.devices_dir), args.rank, device, line)
 
 
 class _Run:
@@ -187,12 +262,11 @@ class _Run:
         self.train_set, self.val_set, self.train_sampler, val_sampler, self.classes, self.recipe = data
         self.model, self.model_without_ddp = _build_model(args, spec, self.classes, device, reporter)
         set_seed(args.seed + args.rank)  # augmentations differ per rank
-        self.train_loader = torch.utils.data.DataLoader(
-            self.train_set, batch_size=args.batch_size, sampler=self.train_sampler, num_workers=args.workers,
-            drop_last=drop_last(len(self.train_sampler), args.batch_size))
-        self.val_loader = torch.utils.data.DataLoader(self.val_set, batch_size=args.batch_size, sampler=val_sampler,
-                                                      num_workers=args.workers)
+        self.train_loader = loading.loader(self.train_set, args, device, sampler=self.train_sampler,
+                                           drop_last=drop_last(len(self.train_sampler), args.batch_size))
+        self.val_loader = loading.loader(self.val_set, args, device, sampler=val_sampler)
         self.criterion = nn.CrossEntropyLoss()
+        self.scaler = devices.grad_scaler(args.amp, device)
         trainable = [p for p in self.model.parameters() if p.requires_grad]  # the head alone when frozen
         self.optimizer = torch.optim.SGD(trainable, lr=args.lr, momentum=args.momentum, nesterov=True,
                                          weight_decay=args.weight_decay)
@@ -207,6 +281,8 @@ class _Run:
         checkpoint = torch.load(path, map_location="cpu", weights_only=False)
         self.model_without_ddp.load_state_dict(checkpoint["model"])
         self.optimizer.load_state_dict(checkpoint["optimizer"])
+        if checkpoint.get("scaler"):
+            self.scaler.load_state_dict(checkpoint["scaler"])
         self.lr_scheduler.load_state_dict(checkpoint["lr_scheduler"])
         self.keeper.__dict__.update(checkpoint["best"])
         self.history = checkpoint["history"]
@@ -219,11 +295,12 @@ class _Run:
         if args.distributed:
             self.train_sampler.set_epoch(epoch)
         figures = train_one_epoch(self.model, self.criterion, self.optimizer, self.train_loader, self.device, epoch,
-                                  args, self.lr_scheduler, self.reporter)
+                                  args, self.lr_scheduler, self.reporter, self.scaler)
         # the model that is kept is rank 0's: its batch-norm statistics on every rank (each rank
         # updated them with its own last batch), so that every shard is scored by that one model
         dist_utils.broadcast_buffers(self.model_without_ddp)
-        figures.update(evaluate(self.model_without_ddp, self.criterion, self.val_loader, self.device, len(self.classes)))
+        figures.update(evaluate(self.model_without_ddp, self.criterion, self.val_loader, self.device, len(self.classes),
+                                args))
         report_epoch(self.reporter, epoch, args.epochs, figures)
         self.history.append({"epoch": epoch, **figures})
         stop = self.keeper.update(epoch, figures["validation_loss"], self.model_without_ddp)
@@ -232,6 +309,7 @@ class _Run:
             dist_utils.save_on_master({"model": self.model_without_ddp.state_dict(),
                                        "optimizer": self.optimizer.state_dict(),
                                        "lr_scheduler": self.lr_scheduler.state_dict(), "epoch": epoch,
+                                       "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
                                        "args": vars(args), "best": vars(self.keeper), "history": self.history},
                                       self.checkpoint_path)
         return stop
@@ -255,7 +333,7 @@ def _build_model(args, spec: dict, classes: list[str], device, reporter: Reporte
     model, start = finetune.start_model(spec, classes, Path(args.model_dir))
     if start:
         reporter.log(start)
-    model = model.to(device)
+    model = model.to(device, memory_format=devices.memory_format(device))
     if args.distributed and args.sync_bn:
         model = dist_utils.convert_sync_batchnorm(model)
         reporter.log("Sync BatchNorm: batch-norm statistics over the global batch of "
@@ -271,12 +349,16 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    args.amp = devices.precision(args.amp, device)
+    args.workers = devices.loader_workers(args.workers, device, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    devices.setup(device)
     start = artifact(args.model_dir)
     spec = model_format.read_start(start, "", "Untrained model")
     data = load_data(args)
     train_set, val_set, _, _, classes, _ = data
     reporter.log(f"{len(train_set)} training and {len(val_set)} validation images, {len(classes)} classes; "
                  f"{spec['model_name']}, {args.world_size} process(es), {torch.get_num_threads()} thread(s) each")
+    _report_device(args, device, reporter)
     run = _Run(args, spec, data, device, reporter)
     if args.resume:
         run.resume(args.resume)
@@ -319,13 +401,22 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--print-freq", type=int, default=10)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=1e-4)
-    p.add_argument("--workers", type=int, default=0, help="data loading processes (0: in the training process)")
+    p.add_argument("--workers", type=int, default=-1,
+                   help="data loading processes (0: in the training process; -1: sized from the cores, "
+                        "training/devices.py)")
     p.add_argument("--threads", type=int, default=0, help="torch threads per process (0: torch's default)")
     p.add_argument("--sync-bn", action="store_true",
                    help="distributed: batch-norm statistics over the global batch, not each process's part")
     p.add_argument("--freeze-backbone", action="store_true",
                    help="train the classifier head only: the rest keeps its starting weights (a fixed feature extractor)")
-    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="auto: the GPU of this process's local rank when CUDA can use one, else the CPU")
+    p.add_argument("--amp", default="auto", choices=devices.PRECISIONS,
+                   help="mixed precision; auto: bf16 on GPUs that support it, fp16 on older ones, off on CPUs")
+    p.add_argument("--decode", default="auto", choices=("auto", "host", "device"),
+                   help="host: Pillow in the data-loading processes; device: torchvision.io.decode_jpeg on the "
+                        "training device (JPEG files only); auto: on the device on a GPU when every image is a JPEG")
+    p.add_argument("--devices-dir", default="", help="where each process records the device it uses (rank-<r>.json)")
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
     p.add_argument("--stop-file", default="",
                    help="when this file exists after an epoch, stop there as early stopping would (a sweep's policy)")

@@ -308,7 +308,9 @@ def node_files(request, pk, node_id):
     return JsonResponse({"outputs": {port: _list(output_dir(nr, port)) for port in sorted(nr.outputs)},
                          "logs": _list(_logs_dir(nr)), "status": nr.status, "error": nr.error,
                          # what it ran with: the values frozen at submit (pipeline parameters' values put in)
-                         "parameters": node.get("parameters", {}), "run_settings": node.get("run_settings", {})})
+                         "parameters": node.get("parameters", {}), "run_settings": node.get("run_settings", {}),
+                         # the device each process trained on (GPU name and memory, or the CPU)
+                         "devices": _checked(artifacts.devices_of, (nr.reused_from or nr).run_id, node_id)})
 
 
 @api("GET")

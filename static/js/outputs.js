@@ -37,6 +37,15 @@ function ranWith(runId, rows, settings) {
     h('table', {}, h('tbody', {}, cells)), layout);
 }
 
+/** "Trained on": the device of each process (a GPU's name and memory, or the CPU), as the training recorded it. */
+export function devicesLine(devices) {
+  if (!devices || !devices.length) return null;
+  const name = (d) => (d.device === 'cuda' ? `${d.gpu} (${d.gpu_memory_gib} GiB)` : 'CPU');
+  const items = devices.map((d) => h('li', { title: d.text || '' },
+    devices.length > 1 ? `rank ${d.rank}: ${name(d)} on ${d.worker}` : `${name(d)} on ${d.worker}`));
+  return h('div', { class: 'ran-on', id: 'ran-on' }, h('h4', {}, 'Trained on'), h('ul', { class: 'plain' }, items));
+}
+
 /** The Outputs + logs tab. view: {run(), node(), tab()}; book: the statuses; moduleOf(node): its module. */
 export function outputsTab(view, book, moduleOf) {
   let logTimer = null;
@@ -108,6 +117,8 @@ export function outputsTab(view, book, moduleOf) {
       const rows = ranWithRows(moduleOf(node), r.data.parameters, node ? node.getData() : null);
       if (rows.length) parts.push(ranWith(sel.run.id, rows, r.data.run_settings));
     }
+    const ranOn = devicesLine(r.data.devices);
+    if (ranOn) parts.push(ranOn);
     for (const [port, files] of Object.entries(r.data.outputs)) {
       const items = files.map((f) => h('li', {}, download(`${base}/files/${encodeURIComponent(port)}/${urlPath(f.path)}`, f.path), ` (${bytes(f.size)})`));
       parts.push(h('h4', {}, `Output: ${port}`), h('ul', { class: 'files', 'data-port': port }, items.length ? items : h('li', { class: 'muted' }, 'no files')));

@@ -53,7 +53,7 @@ def test_defaults_are_the_reference_ones():
     defaults = {p.name: p.default for p in TrainPyTorchModel.params}
     assert defaults == {"epochs": 5, "batch_size": 16, "warmup_step_number": 0, "learning_rate": 0.001,
                         "random_seed": 1, "patience": 3, "print_frequency": 10, "sync_batchnorm": False,
-                        "freeze_backbone": False}
+                        "freeze_backbone": False, "mixed_precision": "auto"}
     assert TrainPyTorchModel.distributed
 
 
@@ -189,7 +189,7 @@ def _scripted_validation(monkeypatch, losses: list[float]) -> list[dict]:
     and return the list it fills with a copy of the model's weights at each epoch's validation."""
     states = []
 
-    def scripted(model, criterion, data_loader, device, num_classes):
+    def scripted(model, criterion, data_loader, device, num_classes, *more):
         states.append({k: v.detach().clone() for k, v in model.state_dict().items()})
         return {"validation_loss": losses[len(states) - 1], "validation_top1_accuracy": 0.1 * len(states)}
 

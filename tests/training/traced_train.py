@@ -37,18 +37,18 @@ def main() -> None:
 
     one_epoch, evaluate = train.train_one_epoch, train.evaluate
 
-    def traced_one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter):
+    def traced_one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter, *more):
         reads.clear()
         seed = torch.initial_seed()
-        figures = one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter)
+        figures = one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter, *more)
         net = getattr(model, "module", model)
         epochs.append({"epoch": epoch, "seed": seed, "train": list(reads), "batch_size": data_loader.batch_size,
                        "steps": len(data_loader), "weights": sum(float(p.double().sum()) for p in net.parameters())})
         return figures
 
-    def traced_evaluate(model, criterion, data_loader, device, num_classes):
+    def traced_evaluate(model, criterion, data_loader, device, num_classes, *more):
         reads.clear()
-        figures = evaluate(model, criterion, data_loader, device, num_classes)
+        figures = evaluate(model, criterion, data_loader, device, num_classes, *more)
         epochs[-1]["val"] = list(reads)
         epochs[-1]["val_size"] = len(data_loader.dataset)
         if rank == 0:

@@ -14,17 +14,27 @@ def uses_gpus(job, nodes: list[Worker]) -> bool:
     return job.gpu_argv is not None and all(w.gpus for w in nodes)
 
 
+def gpu_environment(gpu: bool, processes: int) -> dict[str, str]:
+    """CUDA_VISIBLE_DEVICES of every process of a node, as the original sets it for a PyTorch job: the
+    node's GPUs the job uses (0 .. P-1; local rank r uses GPU r, `cuda:<LOCAL_RANK>`), or none at all
+    when the job runs on CPUs (Gloo), so that a script that looks for a GPU does not take one
+    another job may be using."""
+    return {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(processes)) if gpu else ""}
+
+
 def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -> dict:
     """The spec of node `index`: {command, env, mpi_log, prefix} (launch.NodeProcess's arguments)."""
     node = nodes[index]
     gpu = uses_gpus(job, nodes)
     command = launch.torchrun_command(
-        job.module, [*job.argv, *(job.gpu_argv if gpu else [])], gang.n, gang.p, endpoint, gang.rendezvous_id,
+        job.module, [*job.argv, *((job.gpu_argv if gpu else getattr(job, "cpu_argv", None)) or [])], gang.n, gang.p,
+        endpoint, gang.rendezvous_id,
         is_host=index == 0, local_addr=node.address or node.hostname,
         join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30)
     # the job's own variables (a component's DESIGNER_METRICS_FILE...), under the launcher's
     env = {**(getattr(job, "env", None) or {}),
-           **launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p))}
+           **launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p)),
+           **gpu_environment(gpu, gang.p)}
     return {"command": command, "env": env, "mpi_log": str(gang.mpi_log), "prefix": f"node {index} ({node.hostname})"}
 
 

@@ -1,0 +1,155 @@
+"""From an ImageDirectory to batches on the training device, as fast as the device takes them.
+
+Two ways to decode, the same recipe (training/transforms.py) either way:
+- host: each image decoded by Pillow and transformed in the DataLoader's worker processes, the
+  batch pinned and copied to the device (torchvision's reference);
+- device: the loader's processes only read the files' bytes; the batch's JPEGs are decoded on the
+  training device by torchvision.io.decode_jpeg (nvJPEG on a GPU) and transformed there, so that
+  the CPU cores are not the limit (a plain loop with 12 decoding processes feeds an H100 at 70% of
+  its synthetic rate: issue 26). Chosen by `decode_on_device`.
+
+On a GPU the next batch is prepared on a side CUDA stream while the current one trains
+(NVIDIA DeepLearningExamples' data prefetcher).
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from pathlib import Path
+
+import torch
+from torchvision.io import ImageReadMode, decode_jpeg, read_file
+
+from sdk.formats.image_directory import ImageDir
+from training import devices
+from training.data import ImageDirDataset
+
+JPEG_SUFFIXES = {".jpg", ".jpeg"}
+
+
+def decode_on_device(requested: str, device: torch.device, *image_dirs: ImageDir) -> bool:
+    """Whether images are decoded on the training device: 'device' asks it (JPEG files only),
+    'host' refuses it, 'auto' chooses it on a GPU when every image is a JPEG (Convert to Image
+    Directory keeps RGB JPEGs as they are and writes everything else as PNG)."""
+    if requested == "host" or (requested == "auto" and device.type != "cuda"):
+        return False
+    jpeg = all(Path(p).suffix.lower() in JPEG_SUFFIXES for d in image_dirs for p, _ in d.items)
+    if requested == "device" and not jpeg:
+        other = next(p for d in image_dirs for p, _ in d.items if Path(p).suffix.lower() not in JPEG_SUFFIXES)
+        raise devices.NotInRangeValueError(f"images can be decoded on the device only when every image is a JPEG "
+                                           f"(not {str(other)[:120]})")
+    return jpeg
+
+
+class EncodedImageDataset(torch.utils.data.Dataset):
+    """(the file's bytes as a uint8 tensor, class index) of each image: decoded later, on the device."""
+
+    def __init__(self, image_dir: ImageDir, classes: list[str], transform):
+        self.samples = ImageDirDataset(image_dir, classes, None).samples
+        self.transform = transform  # applied on the device, to the decoded image
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        path, target = self.samples[i]
+        return read_file(str(path)), target
+
+
+def dataset(image_dir: ImageDir, classes: list[str], transform, on_device: bool):
+    return (EncodedImageDataset if on_device else ImageDirDataset)(image_dir, classes, transform)
+
+
+def _collate_encoded(batch):
+    return [data for data, _ in batch], torch.tensor([target for _, target in batch])
+
+
+def loader(data, args, device: torch.device, sampler, drop_last: bool = False) -> torch.utils.data.DataLoader:
+    """The DataLoader of a training: args.workers processes kept for the whole training, pinned
+    memory on a GPU (the copy to the device then overlaps the step)."""
+    workers = args.workers
+    encoded = isinstance(data, EncodedImageDataset)
+    return torch.utils.data.DataLoader(
+        data, batch_size=args.batch_size, sampler=sampler, num_workers=workers, drop_last=drop_last,
+        pin_memory=device.type == "cuda" and not encoded, persistent_workers=workers > 0,
+        prefetch_factor=4 if workers > 0 else None, collate_fn=_collate_encoded if encoded else None)
+
+
+def decode_batch(encoded: list[torch.Tensor], transform, device: torch.device) -> torch.Tensor:
+    """The JPEGs of a batch decoded on `device` (one batched nvJPEG call on a GPU) as RGB, each
+    transformed by the recipe there, stacked."""
+    images = decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device)
+    return torch.stack([transform(image) for image in images])
+
+
+def device_batches(data_loader, device: torch.device, args=None):
+    """(images, targets) of each batch of `data_loader`, on `device`, images in the device's memory
+    format. On a GPU the next batch is made ready on a side stream while the caller uses this one."""
+    device = torch.device(device)
+    memory_format = devices.memory_format(device)
+    transform = getattr(data_loader.dataset, "transform", None)
+    encoded = isinstance(data_loader.dataset, EncodedImageDataset)
+
+    def prepare(batch):
+        images, targets = batch
+        if encoded:
+            images = decode_batch(images, transform, device)
+        images = images.to(device, non_blocking=True).contiguous(memory_format=memory_format)
+        return images, targets.to(device, non_blocking=True)
+
+    if device.type != "cuda":
+        for batch in data_loader:
+            yield prepare(batch)
+        return
+    yield from _prefetched(data_loader, prepare, device)
+
+
+_DONE = object()
+
+
+def _prefetched(data_loader, prepare, device: torch.device):
+    """Batches prepared by a thread on a side CUDA stream, one ahead of the caller's: the decode
+    and copy of batch i + 1 overlap the training step of batch i."""
+    stream = torch.cuda.Stream(device)
+    ready: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce():
+        try:
+            with torch.cuda.device(device), torch.cuda.stream(stream):
+                for batch in data_loader:
+                    if stop.is_set():
+                        return
+                    images, targets = prepare(batch)
+                    event = torch.cuda.Event()
+                    event.record(stream)
+                    ready.put((images, targets, event))
+        except BaseException as e:  # re-raised in the training loop, with its own traceback
+            ready.put(e)
+            return
+        ready.put(_DONE)
+
+    thread = threading.Thread(target=produce, daemon=True, name="designer-prefetch")
+    thread.start()
+    try:
+        while True:
+            item = ready.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            images, targets, event = item
+            current = torch.cuda.current_stream(device)
+            current.wait_event(event)
+            # the caching allocator must not reuse these blocks until the training stream is done with them
+            images.record_stream(current)
+            targets.record_stream(current)
+            yield images, targets
+    finally:
+        stop.set()
+        while thread.is_alive():  # let the producer see the stop (it may wait on a full queue)
+            try:
+                ready.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        thread.join()
