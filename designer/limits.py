@@ -17,6 +17,8 @@ daphne's HTTP factory build it. At gotLength (headers in, no byte of the body re
     needs a signed-in session or, under /api/, a personal API token (`Authorization: Bearer`):
     with neither, 413 at once; with one, the connection stops reading while a thread checks it
     (Django's session store and auth, or the token's digest), then reads on or answers 413.
+    Under /admin/ the session must be a staff member's: a signed-in user who is not staff has
+    the anonymous limit there (the admin's dataset upload is staff's only).
 While the body streams, a body of no declared length (chunked) is counted against the same
 limits. A refusal answers JSON under /api/ ({"error", "limit_bytes"}), text elsewhere, with
 `Connection: close`; what the client goes on sending is read and dropped (never stored) for at
@@ -80,9 +82,17 @@ def not_signed_in(size: int | None) -> tuple[str, int]:
             f"{size_text(limit)} (setting ANONYMOUS_MAX_BODY_KB)"), limit
 
 
-def signed_in(session_key: str) -> bool:
+def not_staff(size: int | None) -> tuple[str, int]:
+    limit = settings.ANONYMOUS_MAX_BODY_BYTES
+    size = f"of {size_text(size)} " if size is not None else ""
+    return (f"a request body {size}to /admin/ from a user who is not staff may be at most {size_text(limit)} "
+            "(setting ANONYMOUS_MAX_BODY_KB)"), limit
+
+
+def signed_in(session_key: str, staff: bool = False) -> bool:
     """Whether the session is of a user who may sign in (what Django's AuthenticationMiddleware
-    would find). Runs on a thread: it reads the session store and the user table."""
+    would find), and with `staff`, one who may use the admin. Runs on a thread: it reads the
+    session store and the user table."""
     from importlib import import_module
 
     from django.contrib.auth import get_user
@@ -92,7 +102,8 @@ def signed_in(session_key: str) -> bool:
         session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
 
     try:
-        return get_user(_Request).is_authenticated
+        user = get_user(_Request)
+        return user.is_authenticated and (not staff or (user.is_active and user.is_staff))
     finally:
         connections.close_all()  # this thread's connections only (a pool takes them back)
 
@@ -144,9 +155,11 @@ class BoundedRequest(http_protocol.WebRequest):
             return self._refuse(*too_large(self._uri_path, length))
         super().gotLength(length)
         self._hold()
-        check = (token_valid, token) if token else (signed_in, session_key.decode("latin-1"))
+        admin = self._uri_path.startswith("/admin/")
+        check = (token_valid, token) if token else (signed_in, session_key.decode("latin-1"), admin)
+        refusal = not_staff if admin and not token else not_signed_in
         threads.deferToThread(*check).addCallbacks(
-            lambda ok: self._release() if ok else self._refuse(*not_signed_in(length)), self._check_failed)
+            lambda ok: self._release() if ok else self._refuse(*refusal(length)), self._check_failed)
 
     def handleContentChunk(self, data):
         if self._refused:
