@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from designer.engine import graph, jsontext, statuses
 from designer.pipelines import drafts, retention, visualize
+from designer.pipelines import workers as workers_of
 from designer.pipelines.api import BadRequest, output_dir
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import targets as target_rows
@@ -157,7 +158,7 @@ def designer(request, pk):
         "p": p, "categories": categories, "datasets": datasets, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
                  "earlier_modules": [m.describe() for m in catalogue.every_version() if m is not catalogue.get(m.kind)],
-                 "datasets": datasets, "statuses": statuses.for_page(),
+                 "datasets": datasets, "statuses": statuses.for_page(), "compute_targets": _compute_targets(),
                  "problems": [x.as_dict() for x in drafts.problems(p.draft, p.owner_id)],
                  # "Imported ...": shown over the canvas (a note that goes, or a warning that goes with the problems)
                  "messages": [{"text": str(m), "level": m.level_tag} for m in messages.get_messages(request)]},
@@ -199,7 +200,20 @@ def node_pane(request, pk):
         "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
         "timeout_seconds": settings.get("timeout_seconds", 0), "max_timeout": graph.MAX_TIMEOUT_SECONDS,
         "max_run_setting": graph.MAX_RUN_SETTING, "latest_version": max(catalogue.versions(kind), default=None),
+        **_target_choice(settings.get("compute_target")),
     })
+
+
+def _compute_targets() -> list[dict]:
+    """The targets the workers joined, for the page's selects: [{name, live}]."""
+    return [{"name": t.name, "live": len(t.live)} for t in sorted(workers_of.targets().values(), key=lambda t: t.name)]
+
+
+def _target_choice(current) -> dict:
+    targets = _compute_targets()
+    current = current if isinstance(current, str) else ""
+    return {"compute_target": current, "compute_targets": targets,
+            "compute_target_known": any(t["name"] == current for t in targets)}
 
 
 def _dataset_picker(user, value) -> dict:

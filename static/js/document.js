@@ -54,10 +54,12 @@ export function toDraft(extra, nodes, edges) {
   return { ...extra, schema_version: schemaVersion(extra, docs), nodes: docs, links, layout };
 }
 
-/** The draft's schema_version: 2 once it declares parameters or binds one (as loaded otherwise). */
+/** The draft's schema_version: 2 once it declares parameters or binds one, 3 once it names a
+ * compute target (as loaded otherwise). */
 export function schemaVersion(extra, docs) {
   const v2 = (extra.parameters && extra.parameters.length) || docs.some((d) => d.bindings);
-  return Math.max(extra.schema_version || 1, v2 ? 2 : 1);
+  const v3 = extra.compute_target || docs.some((d) => d.run_settings && d.run_settings.compute_target);
+  return Math.max(extra.schema_version || 1, v3 ? 3 : v2 ? 2 : 1);
 }
 
 /** The first free id "n<k>" above every id of that form already taken. */
@@ -140,6 +142,10 @@ export function editedData(data, field) {
   const next = copyOf(data);
   if (field.param) {
     next.parameters = { ...(next.parameters || {}), [field.param]: paramValue(field.type, field.value, field.checked) };
+  } else if (field.runSetting && field.type === 'str') { // a name (the compute target): none chosen, none kept
+    const { [field.runSetting]: _, ...rest } = next.run_settings || {};
+    next.run_settings = field.value ? { ...rest, [field.runSetting]: field.value } : rest;
+    if (!Object.keys(next.run_settings).length) delete next.run_settings;
   } else if (field.runSetting) {
     const v = field.value.trim() === '' ? null : Number(field.value);
     next.run_settings = { ...(next.run_settings || {}), [field.runSetting]: Number.isNaN(v) ? field.value : v };

@@ -15,6 +15,7 @@ import { myModels } from './mymodels.js';
 import { outputsTab, showVisualize } from './outputs.js';
 import { nodePane, tabs } from './pane.js';
 import { bindingMenu } from './binding.js';
+import { computeTargetPanel } from './computetarget.js';
 import { contextMenu } from './contextmenu.js';
 import { palette } from './palette.js';
 import { paramsPanel, paramsStore } from './paramspanel.js';
@@ -62,7 +63,8 @@ const store = paramsStore(extra, () => saver.schedule());
 const paramsView = paramsPanel(graph, store, problems.list);
 
 // the right pane: the run tabs follow the selected node and the run shown
-const pane = nodePane(canvas, $('.designer').dataset.paneUrl, problems.markPane, paramsView.show);
+const targetView = computeTargetPanel(extra, boot.compute_targets || [], () => saver.schedule());
+const pane = nodePane(canvas, $('.designer').dataset.paneUrl, problems.markPane, (panel) => { paramsView.show(panel); targetView.show(panel); });
 bindingMenu(pane, store, catalogue.modules);
 problems.onParamProblem((name) => {
   canvas.select([]);

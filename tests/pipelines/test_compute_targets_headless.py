@@ -2,6 +2,7 @@
 and a submit's `compute_target` choose the run's targets, checked against those the workers
 joined (their rows, as their heartbeats write them); inline, every node runs in this process."""
 import json
+import re
 
 import pytest
 from django.utils import timezone
@@ -46,3 +47,19 @@ def test_a_submit_through_the_api_may_choose_the_runs_default_target(owner_clien
     assert r.status_code == 201, r.content
     assert Run.objects.get(pk=r.json()["id"]).snapshot["compute_target"] == "cpu"
     assert "compute_target" not in Pipeline.objects.get(pk=p.id).draft  # the pipeline keeps its own
+
+
+def test_a_modules_run_settings_offer_the_targets_and_the_page_has_them_for_the_pipelines_default(owner_client, users, cpu_worker):
+    Worker.objects.create(hostname="g1@box", compute_target="gpu", cpus=4, gpus=1, last_seen=timezone.now(), stopped_at=timezone.now())
+    p = Pipeline.objects.create(owner=users["owner"], name="p", draft=chain(2))
+    pane = owner_client.post(f"/pipelines/{p.id}/pane", {"node": json.dumps(
+        {"id": "n1", "kind": "toy_add", "run_settings": {"compute_target": "gpu"}})}).content.decode()
+    select = re.search(r'<select id="rs-compute_target" data-run-setting="compute_target" data-type="str".*?</select>', pane, re.S).group(0)
+    assert re.findall(r'<option value="([^"]*)" (selected)?>([^<]*)</option>', select) == [
+        ("", "", "Use the pipeline's default"), ("cpu", "", "cpu (1 live worker)"), ("gpu", "selected", "gpu (no live workers)")]
+    pane = owner_client.post(f"/pipelines/{p.id}/pane", {"node": json.dumps(
+        {"id": "n1", "kind": "toy_add", "run_settings": {"compute_target": "old"}})}).content.decode()
+    assert '<option value="old" selected>old (not found: no worker joined it)</option>' in pane
+    page = owner_client.get(f"/pipelines/{p.id}/").content.decode()
+    boot = json.loads(re.search(r'<script id="designer-boot" type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert boot["compute_targets"] == [{"name": "cpu", "live": 1}, {"name": "gpu", "live": 0}]
