@@ -4,12 +4,12 @@ A name the user already has is refused (409, naming that dataset): send another 
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import FileResponse, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 
 from designer import limits
 from designer.engine import paths
-from designer.pipelines import datasets
+from designer.pipelines import datasets, downloads
 from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Dataset
 from modules.convert_to_image_directory import NAME_MAX
@@ -73,6 +73,6 @@ def dataset_download(request, pk: int):
     ds = get_object_or_404(Dataset, pk=pk, owner=request.user)
     try:
         path = datasets.stored_path(ds)
-        return FileResponse(path.open("rb"), as_attachment=True, filename=ds.filename)
+        return downloads.file_response(request, path.open("rb"), ds.filename)  # from disk, a piece at a time
     except (OSError, paths.OutsideFolder):
         raise BadRequest(f"the file of dataset {ds.name!r} is missing from the artifact store", status=410)

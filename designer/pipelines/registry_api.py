@@ -9,14 +9,11 @@ a version. A user only ever sees their own models: anything else is 404.
 """
 from __future__ import annotations
 
-import io
-import tarfile
-
-from django.http import FileResponse, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 
 from designer.engine import jsontext
 from designer.engine import statuses as st
-from designer.pipelines import registry
+from designer.pipelines import downloads, registry
 from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Dataset, ModelVersion, RegisteredModel
 
@@ -126,10 +123,4 @@ def version_download(request, name: str, version: int):
         raise BadRequest(f"the files of {v} are gone from the artifact store", status=410)
     if v.status == st.PREPARING:
         raise BadRequest(f"{v} is still being packaged (torch.export and ONNX): download it in a moment", status=409)
-    buffer = io.BytesIO()
-    top = f"{name}-{v.version}"
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-            tar.add(f, arcname=f"{top}/{f.relative_to(folder).as_posix()}")
-    buffer.seek(0)
-    return FileResponse(buffer, as_attachment=True, filename=f"{top}.tar.gz", content_type="application/gzip")
+    return downloads.model_archive(request, folder, f"{name}-{v.version}")  # from disk, never built in memory
