@@ -20,7 +20,7 @@ class ScoreImageModel(Module):
     params = []
 
     def run(self, ctx, trained_model, dataset):
-        from training import models  # noqa: I001 - before torch: see training/__init__.py
+        from training import devices, models  # noqa: I001 - before torch: see training/__init__.py
         from training.data import ImageDirDataset
         from training.transforms import build_transform
 
@@ -37,12 +37,20 @@ class ScoreImageModel(Module):
         transform = build_transform(recipe, INFERENCE, tuple(map(tuple, normalize)) if normalize else None)
         ctx.log(f"scoring {len(images.items)} image(s) with {info['model_name']} ({len(classes)} classes), "
                 f"{source} transformation in inference mode")
-        loader = torch.utils.data.DataLoader(ImageDirDataset(images, classes, transform), batch_size=BATCH)
+        # the worker's GPU when it has one (fp32: the scores are the model's, not a faster model's)
+        device = devices.choose(devices.AUTO)
+        devices.setup(device)
+        ctx.log(f"scoring on {devices.describe(device)}")
+        model = model.to(device, memory_format=devices.memory_format(device))
+        workers = devices.loader_workers(-1, device)
+        loader = torch.utils.data.DataLoader(ImageDirDataset(images, classes, transform), batch_size=BATCH,
+                                             num_workers=workers, pin_memory=device.type == "cuda")
         probabilities = []
         with torch.inference_mode():
             for batch, _ in loader:
                 ctx.check_cancelled()  # a safe point: between two batches
-                probabilities.append(torch.softmax(model(batch), dim=1))
+                batch = batch.to(device, non_blocking=True).contiguous(memory_format=devices.memory_format(device))
+                probabilities.append(torch.softmax(model(batch).float(), dim=1).cpu())
         table = scored_dataset.table([str(images.abspath(p)) for p, _ in images.items],
                                      [label for _, label in images.items], classes, torch.cat(probabilities).numpy())
         scored_dataset.write(ctx, "scored_dataset", table, classes=classes, count=len(table), labeled=images.labeled,

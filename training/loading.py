@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import queue
 import threading
+import warnings
 from pathlib import Path
 
 import torch
-from torchvision.io import ImageReadMode, decode_jpeg, read_file
+from torchvision.io import ImageReadMode, decode_jpeg
 
 from sdk.formats.image_directory import ImageDir
 from training import devices
@@ -53,7 +54,7 @@ class EncodedImageDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         path, target = self.samples[i]
-        return read_file(str(path)), target
+        return torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8), target
 
 
 def dataset(image_dir: ImageDir, classes: list[str], transform, on_device: bool):
@@ -77,8 +78,11 @@ def loader(data, args, device: torch.device, sampler, drop_last: bool = False) -
 
 def decode_batch(encoded: list[torch.Tensor], transform, device: torch.device) -> torch.Tensor:
     """The JPEGs of a batch decoded on `device` (one batched nvJPEG call on a GPU) as RGB, each
-    transformed by the recipe there, stacked."""
-    images = decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device)
+    transformed by the recipe there, stacked. torchvision 0.29 deprecates its decoders for TorchCodec's
+    (not installed here); they still work, and are the nvJPEG route of the torchvision of GPU machines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        images = decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device)
     return torch.stack([transform(image) for image in images])
 
 
