@@ -1,6 +1,11 @@
 """Running the command of a component: one process here (`run`), or each process of a distributed
 job (`python -m training.command --cwd DIR -- ARGV...`, under training.rank).
 
+The command starts from a clean environment (`clean_environment`): what a script needs (PATH,
+HOME and the temporary folder, the locale, PYTHONPATH for the SDK, the metrics and stop files,
+torch.distributed's and CUDA's variables), never the worker's own (SECRET_KEY, DATABASE_URL, the
+broker's and channel layer's URLs, any other setting).
+
 `run` starts the command in a session of its own (its process group: the command and whatever it
 starts), which dies with this process (PR_SET_PDEATHSIG), its stdout and stderr appended as they
 are to the node's driver log (no event per line: a script may print a million). While it runs it
@@ -8,7 +13,9 @@ relays the metrics of the script (sdk.script.log_metric's JSON lines in the metr
 `##metric name=value ... [step=N]` lines of its output, parsed by sdk.formats.metrics.parse_line),
 asks `check_cancelled()`, creates the stop file when `stop_requested()` says so, and watches the
 timeout. However it ends (finished, failed, cancelled, timed out, an error here), every process
-of the group is ended (SIGTERM, a grace, SIGKILL) before `run` returns or raises.
+of the group is ended (SIGTERM, a grace, SIGKILL) before `run` returns or raises; so is any
+process that left the group (setsid, a daemon's double fork): each carries the command's
+COMMAND_ID_ENV in its environment, and every live process of this user that has it is killed.
 
 No torch here: this runs in the Celery worker; the script imports what it needs.
 """
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -36,8 +44,31 @@ MAX_NOTES = 10  # malformed ##metric lines noted in the log, at most
 MAX_TAIL_LINE = 500  # characters of a line of the tail (the error is stored and shown whole)
 
 
+COMMAND_ID_ENV = "DESIGNER_COMMAND_ID"
+# what a command's process gets of the worker's environment, by name (clean_environment)
+KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME",
+        "PYTHONPATH", "PYTHONUNBUFFERED", METRICS_FILE_ENV, STOP_FILE_ENV, COMMAND_ID_ENV,
+        # torch.distributed's (torchrun's names too), the devices, the threads a rank may use
+        "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK", "GROUP_WORLD_SIZE",
+        "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        # reaching the network as the machine does (certificates, proxies), torch's cache of weights
+        "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+        "http_proxy", "https_proxy", "no_proxy", "TORCH_HOME")
+KEPT_PREFIXES = ("TORCHELASTIC_", "NCCL_", "GLOO_", "LC_")
+
+
+def clean_environment(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a command runs with: of `base` (default: this process's), only the
+    variables KEPT or starting with KEPT_PREFIXES, then `extra` on top (which should hold
+    only such variables too)."""
+    base = os.environ if base is None else base
+    env = {k: v for k, v in base.items() if k in KEPT or k.startswith(KEPT_PREFIXES)}
+    return {**env, **(extra or {})}
+
+
 def job_env(metrics_file: Path | None, stop_file: Path | None) -> dict[str, str]:
-    """The environment a command runs with (on top of the worker's): where sdk.script writes its
+    """What a command runs with on top of clean_environment(): where sdk.script writes its
     metrics and looks for the stop request; the project on PYTHONPATH (`from sdk import log_metric`)."""
     env = {"PYTHONUNBUFFERED": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -70,18 +101,20 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
         check_cancelled: Callable[[], None] = lambda: None, stop_requested: Callable[[], bool] = lambda: False,
         stop_file: Path | None = None, metrics_file: Path | None = None,
         on_metric: Callable[[str, float, int | None, int | None], None] | None = None, label: str = "") -> None:
-    """Run `argv` in `cwd` until it ends (see the module's docstring). `env`: on top of the
-    worker's environment (default: environment(metrics_file, stop_file)); `timeout`: seconds, 0
+    """Run `argv` in `cwd` until it ends (see the module's docstring). `env`: on top of
+    clean_environment() (default: environment(metrics_file, stop_file)); `timeout`: seconds, 0
     for none. Raises CommandFailed (non-zero exit, or it could not start), CommandTimedOut, or
     what check_cancelled() raised (Cancelled)."""
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     watch = _Watch(log_path, metrics_file, on_metric)
     env = environment(metrics_file, stop_file) if env is None else env
+    command_id = secrets.token_hex(16)
     argv = python_argv(argv)
     with log_path.open("ab") as out:
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=out,
+            proc = subprocess.Popen(argv, cwd=cwd, env=clean_environment({**env, COMMAND_ID_ENV: command_id}),
+                                    stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with(os.getpid()))
         except OSError as e:
             raise CommandFailed(prefixed(label, f"the command could not start: {argv[0] if argv else ''!r} "
@@ -90,6 +123,7 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
         code = _supervise(proc, watch, timeout, check_cancelled, stop_requested, stop_file)
     finally:
         end_group(proc)
+        end_marked(command_id)
     watch.pump(final=True)
     if code is None:
         raise CommandTimedOut(prefixed(label, f"the command ran past its Timeout of {seconds(timeout)} s and was ended"))
@@ -238,6 +272,43 @@ def end_group(proc: subprocess.Popen, grace: float | None = None) -> None:
         time.sleep(0.05)
 
 
+def marked(command_id: str) -> list[int]:
+    """The live processes whose environment holds COMMAND_ID_ENV=command_id (only this user's
+    are readable): what a command started, also outside its group."""
+    needle = f"{COMMAND_ID_ENV}={command_id}".encode()
+    found = []
+    for entry in os.scandir("/proc") if sys.platform == "linux" else ():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if needle in Path(entry.path, "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone, or another user's
+    return [pid for pid in found if _live(pid)]
+
+
+def end_marked(command_id: str) -> None:
+    """SIGKILL every process a command started that outlived its group (setsid, a double fork)."""
+    for _ in range(100):
+        pids = marked(command_id)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.02)
+
+
+def _live(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
 def _killpg(pgid: int, sig: int) -> None:
     try:
         os.killpg(pgid, sig)
@@ -262,7 +333,7 @@ def main(args: list[str] | None = None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        os.execvpe(argv[0], argv, os.environ)
+        os.execvpe(argv[0], argv, clean_environment())  # the rank's: the worker's settings are not the script's
     except OSError as e:
         sys.exit(f"training.command: cannot run {argv[0]!r} in {cwd!r}: {e.strerror or e}")
 

@@ -256,3 +256,45 @@ def test_job_env_puts_the_project_first_on_pythonpath():
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)
     assert env["DESIGNER_METRICS_FILE"] == "/m.jsonl" and env["DESIGNER_STOP_FILE"] == "/STOP"
     assert "RANK" not in env and command.environment()["WORLD_SIZE"] == "1"
+
+
+def test_the_script_starts_from_a_clean_environment_without_the_workers_secrets(tmp_path, monkeypatch):
+    """Issue 31: a component's command inherited SECRET_KEY, DATABASE_URL and the broker's URL (it
+    could read every user's data as the app). It gets what a script needs, and nothing else."""
+    secrets = {"SECRET_KEY": "s" * 50, "DATABASE_URL": "postgres://app:pw@db/app", "CELERY_BROKER_URL": "redis://r/0",
+               "CHANNEL_LAYER_URL": "redis://r/1", "DESIGNER_EXTRA_MODULES": "x", "AWS_SECRET_ACCESS_KEY": "k"}
+    for name, value in {**secrets, "CUDA_VISIBLE_DEVICES": "1", "TORCHELASTIC_RUN_ID": "r", "LANG": "C.UTF-8"}.items():
+        monkeypatch.setenv(name, value)
+    log = run(tmp_path, "import json, os\nprint(json.dumps(dict(os.environ)))\n",
+              metrics_file=tmp_path / "m.jsonl", stop_file=tmp_path / "STOP")
+    env = json.loads(log.read_text().splitlines()[-1])
+    assert not set(secrets) & set(env), env
+    assert env["CUDA_VISIBLE_DEVICES"] == "1" and env["TORCHELASTIC_RUN_ID"] == "r" and env["LANG"] == "C.UTF-8"
+    assert env["PATH"] == os.environ["PATH"] and env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)
+    assert env["DESIGNER_METRICS_FILE"] == str(tmp_path / "m.jsonl") and env["WORLD_SIZE"] == "1"
+    assert set(env) <= set(command.KEPT) | {k for k in env if k.startswith(command.KEPT_PREFIXES)}, env
+    # the distributed entry (each rank) too
+    code = script(tmp_path, "import json, os\nprint(json.dumps(dict(os.environ)))\n", "env.py")
+    out = subprocess.run([sys.executable, "-m", "training.command", "--cwd", str(code), "--", "python", "env.py"], cwd=ROOT,
+                         env={**os.environ, "RANK": "1", "WORLD_SIZE": "2"}, capture_output=True, text=True, timeout=60)
+    env = json.loads(out.stdout)
+    assert not set(secrets) & set(env) and env["RANK"] == "1" and env["CUDA_VISIBLE_DEVICES"] == "1", env
+
+
+def test_a_process_the_script_detached_from_its_group_ends_with_it(tmp_path):
+    """Issue 31: a daemon (a new session, its parent gone) left the process group and outlived its node."""
+    run(tmp_path, """
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                open("daemon.tmp", "w").write(str(os.getpid()))
+                os.rename("daemon.tmp", "daemon.txt")
+                time.sleep(600)
+            os._exit(0)
+        deadline = time.monotonic() + 20
+        while not os.path.exists("daemon.txt") and time.monotonic() < deadline:
+            time.sleep(0.01)
+    """)
+    pid = int((tmp_path / "code" / "daemon.txt").read_text())
+    assert not alive(pid)
