@@ -81,6 +81,23 @@ def load_image(data: bytes, max_bytes: int = MAX_IMAGE_BYTES, max_pixels: int = 
         raise BadImage(f"the image is {why}: it cannot be decoded ({e or type(e).__name__})") from None
 
 
+def image_size(data: bytes) -> tuple[int, int]:
+    """(width, height) as the image's header declares them, read without decoding a pixel;
+    BadImage when it is no image (or declares more than PIL opens at all)."""
+    try:
+        with _OPENING, warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the caller judges the size
+            with Image.open(io.BytesIO(data)) as img:
+                return img.size
+    except Image.DecompressionBombError:
+        raise BadImage(f"the image declares more than the {2 * Image.MAX_IMAGE_PIXELS / 1e6:.0f} megapixels PIL opens "
+                       "at all", 413) from None
+    except Image.UnidentifiedImageError:
+        raise BadImage(f"not an image: {_megabytes(len(data))} in no image format known here") from None
+    except Exception as e:  # a header the decoder chokes on
+        raise BadImage(f"the image is corrupt: its header cannot be read ({e or type(e).__name__})") from None
+
+
 def _check_pixels(img: Image.Image, max_pixels: int) -> None:
     width, height = img.size
     if width * height > max_pixels:

@@ -21,8 +21,10 @@ def main(argv=None):
     os.environ["SERVING_REPLICAS"] = str(args.replicas)
     print(f"Scoring endpoints: http://{args.host}:{args.port}/api/endpoints/<name>/score "
           f"({args.replicas} replica{'s' if args.replicas > 1 else ''})", flush=True)
-    uvicorn.run("designer.serving.app:app", host=args.host, port=args.port, workers=args.replicas, http="httptools",
-                loop="uvloop", access_log=False, log_level="warning", timeout_graceful_shutdown=10)
+    # the protocol by its import path: each replica imports it after its settings are read
+    uvicorn.run("designer.serving.app:app", host=args.host, port=args.port, workers=args.replicas,
+                http="designer.serving.protocol:BoundedHttpToolsProtocol", loop="uvloop", access_log=False,
+                log_level="warning", timeout_graceful_shutdown=10, timeout_keep_alive=settings.SERVING_KEEP_ALIVE_SECONDS)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,12 @@
 GET /healthz. designer/serving/__init__.py describes the whole process.
 
 A scoring request: the endpoint (404), its key (401), a loaded model (503), the body's size
-(413, from Content-Length before reading it, else while reading), then the images are parsed,
+(413, from Content-Length before reading it, else while reading) and the time it takes to come
+(408 past SERVING_BODY_SECONDS), then the images are parsed, their pixels counted from their
+headers (413 past SERVING_MAX_IMAGE_PIXELS or SERVING_MAX_REQUEST_PIXELS, before any is decoded),
 decoded and preprocessed on a decoding thread (400 / 413 naming the image) and scored by the
-endpoint's Deployment (micro-batched). Every answer is JSON and names this replica (X-Served-By).
+endpoint's Deployment (micro-batched). A request of more than LARGE_PIXELS is decoded on a thread
+of its own (one at a time): other clients' small requests never queue behind it. Every answer is JSON and names this replica (X-Served-By).
 """
 import os
 
@@ -36,6 +39,7 @@ from designer.serving.stats import Flusher, Stats  # noqa: E402
 
 log = logging.getLogger(__name__)
 REPLICA = f"{socket.gethostname()}:{os.getpid()}"
+LARGE_PIXELS = 4_000_000  # a request declaring more is decoded on the `large` thread
 HEADERS = {"X-Served-By": REPLICA}
 
 
@@ -46,10 +50,12 @@ class Server:
         self.limits = deployments.Limits(
             max_image_bytes=settings.SERVING_MAX_IMAGE_BYTES, max_batch=settings.SERVING_MAX_BATCH,
             max_wait=settings.SERVING_MAX_WAIT_MS / 1000,
-            threads=deployments.default_threads(settings.SERVING_THREADS, settings.SERVING_REPLICAS))
+            threads=deployments.default_threads(settings.SERVING_THREADS, settings.SERVING_REPLICAS),
+            max_image_pixels=settings.SERVING_MAX_IMAGE_PIXELS)
         cores = os.cpu_count() or 1
         self.runner = ThreadPoolExecutor(2, "serving-model")  # one call per Deployment at a time
         self.decoder = ThreadPoolExecutor(max(2, cores), "serving-decode")
+        self.large = ThreadPoolExecutor(1, "serving-decode-large")  # requests of more than LARGE_PIXELS
         self.endpoints = Endpoints(self.load, ThreadPoolExecutor(1, "serving-load"))
         self.stats = Stats()
         self.poller = Poller(self.endpoints, settings.SERVING_POLL_SECONDS)
@@ -69,6 +75,7 @@ class Server:
         self.poller.stopping.set()
         self.flusher.stop()
         self.decoder.shutdown(wait=False, cancel_futures=True)
+        self.large.shutdown(wait=False, cancel_futures=True)
 
 
 server: Server | None = None
@@ -127,9 +134,12 @@ async def _score(request: Request, served: Served) -> dict:
         raise RequestError(503, f"endpoint {row.name!r} is not ready: {served.problem or 'its model is loading'}")
     body = await read_body(request, settings.SERVING_MAX_REQUEST_BYTES)
     content_type = request.headers.get("content-type", "")
+    loop = asyncio.get_running_loop()
     deployment.decoding += 1
     try:
-        arrays = await asyncio.get_running_loop().run_in_executor(server.decoder, _prepare, deployment, content_type, body)
+        arrays, images = await loop.run_in_executor(server.decoder, _prepare, deployment, content_type, body, None)
+        if arrays is None:  # many pixels: decoded on the large requests' thread
+            arrays, _ = await loop.run_in_executor(server.large, _prepare, deployment, content_type, body, images)
     finally:
         deployment.decoding -= 1
     probabilities = await deployment.predict(arrays)
@@ -142,11 +152,17 @@ async def _score(request: Request, served: Served) -> dict:
     return {"endpoint": row.name, "model": model, "version": version, "classes": classes, "predictions": predictions}
 
 
-def _prepare(deployment, content_type: str, body: bytes):
-    """On a decoding thread: the request's images, decoded and preprocessed."""
-    images = inputs.images(content_type, body, settings.SERVING_MAX_IMAGES)
+def _prepare(deployment, content_type: str, body: bytes, images: list | None):
+    """On a decoding thread: (the request's images decoded and preprocessed, None); or, for a
+    request of more than LARGE_PIXELS seen first (`images` None), (None, its images) to be
+    decoded on the large requests' thread."""
+    if images is None:
+        images = inputs.images(content_type, body, settings.SERVING_MAX_IMAGES)
+        total = inputs.pixels(images, settings.SERVING_MAX_IMAGE_PIXELS, settings.SERVING_MAX_REQUEST_PIXELS)
+        if total > LARGE_PIXELS:
+            return None, images
     try:
-        return deployment.prepare(images)
+        return deployment.prepare(images), None
     except deployments.ImageError as e:
         raise RequestError(e.status, str(e), index=e.index, filename=e.filename)
 
@@ -168,10 +184,15 @@ async def read_body(request: Request, limit: int) -> bytes:
     if declared is not None and declared > limit:
         raise RequestError(413, f"the request is {_mb(declared)}, the limit is {_mb(limit)} per request")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise RequestError(413, f"the request is over {_mb(limit)}, the limit per request")
+    try:
+        async with asyncio.timeout(settings.SERVING_BODY_SECONDS):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise RequestError(413, f"the request is over {_mb(limit)}, the limit per request")
+    except TimeoutError:
+        raise RequestError(408, f"the request's body did not come within {settings.SERVING_BODY_SECONDS:g} s "
+                                f"({_mb(len(body))} had come; setting SERVING_BODY_SECONDS)") from None
     return bytes(body)
 
 

@@ -32,6 +32,7 @@ class Limits:
     max_batch: int
     max_wait: float  # seconds
     threads: int  # ONNX Runtime's intra-op threads per call
+    max_image_pixels: int = 40_000_000  # of one decoded image (sdk.preprocess.MAX_PIXELS)
 
 
 class ImageError(ValueError):
@@ -79,7 +80,8 @@ class Deployment:
         arrays = []
         for i, (filename, data) in enumerate(images):
             try:
-                arrays.append(self.preprocess(load_image(data, max_bytes=self.limits.max_image_bytes)))
+                arrays.append(self.preprocess(load_image(data, max_bytes=self.limits.max_image_bytes,
+                                                          max_pixels=self.limits.max_image_pixels)))
             except BadImage as e:
                 raise ImageError(i, len(images), filename, str(e), getattr(e, "status", 400))
             except Exception as e:  # an image the decoder chokes on in a way load_image did not foresee

@@ -14,6 +14,7 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from designer.engine import jsontext
+from sdk.preprocess import BadImage, image_size
 
 
 class RequestError(ValueError):
@@ -41,6 +42,27 @@ def images(content_type: str, body: bytes, max_images: int) -> list[tuple[str, b
     if len(found) > max_images:
         raise RequestError(413, f"the request has {len(found)} images, the limit is {max_images} per request")
     return found
+
+
+def pixels(images: list[tuple[str, bytes]], per_image: int, per_request: int) -> int:
+    """The pixels the images declare in all (their headers only: nothing is decoded); RequestError
+    413 naming the image past `per_image`, or the request past `per_request`."""
+    total = 0
+    for i, (filename, data) in enumerate(images):
+        name = f"image {i + 1} of {len(images)}" + (f" ({filename[:80]!r})" if filename else "")
+        try:
+            width, height = image_size(data)
+        except BadImage as e:
+            raise RequestError(e.status, f"{name}: {e}", index=i, filename=filename) from None
+        if width * height > per_image:
+            raise RequestError(413, f"{name}: the image is {width} x {height} pixels ({width * height / 1e6:.1f} megapixels), "
+                                    f"the limit is {per_image / 1e6:g} megapixels per image (setting SERVING_MAX_IMAGE_PIXELS)",
+                               index=i, filename=filename)
+        total += width * height
+    if total > per_request:
+        raise RequestError(413, f"the request's {len(images)} images are {total / 1e6:.1f} megapixels in all, the limit is "
+                                f"{per_request / 1e6:g} megapixels per request (setting SERVING_MAX_REQUEST_PIXELS)")
+    return total
 
 
 def multipart(content_type: str, body: bytes) -> list[tuple[str, bytes]]:
