@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/limits.py        # REPEAT=5
 
+0. Issue 31's small inputs, in this process (the web app's own code; tracemalloc's peak): a sweep
+   configuration whose `sampling:` is a YAML alias of 10^10 values, a component.yaml with the same in
+   its label, a grid sweep of 27,000,000 points, a duration of 1e10 minutes: each refused in under
+   a second (target) with its memory peak under 100 MB (target). `CASES=small` runs these only.
 1. A 300 MB POST from a visitor who is not signed in, declared by its Content-Length: the time
    from its first byte to the 413 (target: under 1 s), how much of the body the client had sent by
    then, and what the server process wrote in all (files and sockets, /proc/<pid>/io): nothing of
@@ -42,6 +46,9 @@ def main():
     from tests.servers import Daphne
     from tests.workers import CeleryWorker
 
+    small_inputs(data)
+    if os.environ.get("CASES") == "small":
+        return
     call_command("migrate", verbosity=0)
     user = get_user_model().objects.create_user("bench")
     web = Daphne(dict(os.environ, TMPDIR=str(data)), name="daphne-bench-limits")
@@ -54,6 +61,49 @@ def main():
     finally:
         web.stop()
         worker.stop()
+
+
+def _measured(call) -> tuple[str, float, float]:
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        call()
+        answer = "accepted"
+    except ValueError as e:  # SweepConfigInvalid, ComponentError
+        answer = str(e).splitlines()[0].rsplit("component.yaml: ", 1)[-1][:140]
+    seconds, (_, peak) = time.perf_counter() - started, tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return answer, seconds, peak / MB
+
+
+def small_inputs(data: Path):
+    from designer.engine import sweep_config, sweep_text
+    from sdk import component
+
+    bomb = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 10))
+    base = ("parameter_space:\n  - {name: lr, expression: choice, values: [0.1, 0.01]}\nprimary_metric_name: score\n"
+            "primary_metric_goal: maximize\nmax_total_runs: 2\n")
+    grid = "sampling: grid\nparameter_space:\n" + "".join(
+        f"  - {{name: p{k}, expression: choice, values: [{', '.join(str(i + 1) for i in range(300))}]}}\n" for k in range(3)) \
+        + base.split("\n", 2)[2]
+    folder = data / "bomb-component"
+    folder.mkdir()
+    (folder / "component.yaml").write_text(bomb + "kind: bomb\ncommand: python x.py\nlabel: *l9\n")
+    cases = [("sweep config_yaml, sampling: an alias of 10^10 values", bomb + base + "sampling: *l9\n",
+              lambda text: sweep_config.check(sweep_text.parse_text(text), None, None)),
+             ("component.yaml, label: an alias of 10^10 values", (folder / "component.yaml").read_text(),
+              lambda _: component.load(folder / "component.yaml")),
+             ("grid sweep of 300 x 300 x 300 = 27,000,000 points", grid,
+              lambda text: sweep_config.check(sweep_text.parse_text(text), None, None)),
+             ("max_duration_minutes: 1e10", "sampling: random\n" + base + "max_duration_minutes: 1e10\n",
+              lambda text: sweep_config.check(sweep_text.parse_text(text), None, None))]
+    for what, text, call in cases:
+        answer, seconds, peak = _measured(lambda call=call, text=text: call(text))
+        print(f"{what} ({len(text.encode()) / 1024:.1f} KB): {seconds * 1000:.0f} ms (target < 1000 ms), memory peak "
+              f"{peak:.1f} MB (target < 100 MB)\n  {answer}", flush=True)
 
 
 def anonymous_posts(web, data: Path):
