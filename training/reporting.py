@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from sdk.formats import metrics
 from training import distributed as dist_utils
 
@@ -46,3 +48,41 @@ def report_epoch(reporter: Reporter, epoch: int, epochs: int, f: dict) -> None:
                  f"validation loss {f['validation_loss']:.4f}  top-1 {100 * f['validation_top1_accuracy']:.2f}%{top5}")
     for name, value in f.items():
         reporter.metric(name, value, epoch, epochs)
+
+
+class EpochSums:
+    """An epoch's running sums, kept on the training device (no host sync per step), and the first
+    step whose loss was not a number."""
+
+    def __init__(self, device):
+        self.loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+        self.error_sum = torch.zeros((), dtype=torch.int64, device=device)
+        self.first_bad = torch.zeros((), dtype=torch.int64, device=device)  # 0: none yet
+        self.bad_value = torch.zeros((), dtype=torch.float32, device=device)
+        self.last_loss = torch.zeros((), dtype=torch.float32, device=device)
+        self.seen = 0
+
+    def add_step(self, step: int, loss, output, targets) -> None:
+        loss = loss.detach().float()
+        n = targets.shape[0]
+        self.loss_sum += loss.double() * n
+        self.error_sum += (output.detach().argmax(1) != targets).sum()
+        bad = (self.first_bad == 0) & ~torch.isfinite(loss)
+        self.first_bad.copy_(torch.where(bad, step, self.first_bad))
+        self.bad_value.copy_(torch.where(bad, loss, self.bad_value))
+        self.last_loss.copy_(loss)
+        self.seen += n
+
+    def read(self) -> tuple[float, int, float]:
+        """(the last step's loss, the first step whose loss was not a number or 0, that loss): one
+        wait for the device, at a print or the end of the epoch."""
+        last, first_bad, bad_value = (t.item() for t in (self.last_loss, self.first_bad, self.bad_value))
+        return last, int(first_bad), bad_value
+
+    @property
+    def loss(self) -> float:
+        return self.loss_sum.item()
+
+    @property
+    def errors(self) -> float:
+        return float(self.error_sum.item())

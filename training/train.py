@@ -34,11 +34,11 @@ from training import devices, finetune, loading, models
 from training import distributed as dist_utils
 from training.data import IMAGENET_NORMALIZE
 from training.recipe import BestEpoch, drop_last, lr_factor, set_seed
-from training.reporting import Reporter, report_epoch
+from training.reporting import EpochSums, Reporter, report_epoch
 from training.transforms import build_transform
 
-__all__ = ["main", "get_args_parser", "load_data", "train_one_epoch", "evaluate", "BestEpoch", "drop_last",
-           "lr_factor", "set_seed", "Reporter", "TrainingDivergedError"]
+__all__ = ["main", "get_args_parser", "load_data", "train_one_epoch", "evaluate", "BestEpoch", "drop_last", "lr_factor",
+           "set_seed", "Reporter", "TrainingDivergedError"]
 
 CHECKPOINT = "checkpoint.pth"
 
@@ -109,7 +109,7 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
     stopped being a number is also noticed, naming the step it first happened at."""
     finetune.train_mode(model)  # a frozen backbone's batch-norm layers stay in evaluation mode
     device = torch.device(device)
-    sums = _DeviceSums(device)
+    sums = EpochSums(device)
     steps = len(data_loader)
     started = time.perf_counter()
     scaler = scaler or devices.grad_scaler("off", device)
@@ -124,12 +124,12 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
         lr_scheduler.step()
         sums.add_step(i + 1, loss, output, targets)
         if args.print_freq and (i + 1) % args.print_freq == 0:
-            loss_value = sums.check(epoch, steps, args)
+            loss_value = _checked(sums, epoch, steps, args)
             rate = sums.seen / (time.perf_counter() - started)
             reporter.log(f"Epoch: [{epoch}] [{i + 1}/{steps}]  lr: {optimizer.param_groups[0]['lr']:.6f}  "
                          f"loss: {loss_value:.4f}  img/s: {rate:.1f}")
         reporter.check_cancelled()
-    sums.check(epoch, steps, args)
+    _checked(sums, epoch, steps, args)
     elapsed = time.perf_counter() - started
     loss_sum, errors, seen = dist_utils.reduce_sum([sums.loss, sums.errors, float(sums.seen)], device)
     return {"learning_rate": optimizer.param_groups[0]["lr"], "training_images_per_second": seen / elapsed,
@@ -137,45 +137,14 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
             "training_top1_accuracy": 1 - errors / seen}
 
 
-class _DeviceSums:
-    """An epoch's running sums, kept on the training device (no host sync per step), and the first
-    step whose loss was not a number."""
-
-    def __init__(self, device):
-        self.loss_sum = torch.zeros((), dtype=torch.float64, device=device)
-        self.error_sum = torch.zeros((), dtype=torch.int64, device=device)
-        self.first_bad = torch.zeros((), dtype=torch.int64, device=device)  # 0: none yet
-        self.bad_value = torch.zeros((), dtype=torch.float32, device=device)
-        self.last_loss = torch.zeros((), dtype=torch.float32, device=device)
-        self.seen = 0
-
-    def add_step(self, step: int, loss, output, targets) -> None:
-        loss = loss.detach().float()
-        n = targets.shape[0]
-        self.loss_sum += loss.double() * n
-        self.error_sum += (output.detach().argmax(1) != targets).sum()
-        bad = (self.first_bad == 0) & ~torch.isfinite(loss)
-        self.first_bad.copy_(torch.where(bad, step, self.first_bad))
-        self.bad_value.copy_(torch.where(bad, loss, self.bad_value))
-        self.last_loss.copy_(loss)
-        self.seen += n
-
-    def check(self, epoch: int, steps: int, args) -> float:
-        """The last step's loss; raises TrainingDivergedError when a loss was not a number."""
-        first_bad, bad_value, last = (t.item() for t in (self.first_bad, self.bad_value, self.last_loss))
-        if first_bad:
-            raise TrainingDivergedError(
-                f"the training loss became {bad_value} at epoch {epoch}, step {first_bad} of {steps}; "
-                f"lower the Learning rate (now {args.lr:g}) or raise the Warmup step number")
-        return last
-
-    @property
-    def loss(self) -> float:
-        return self.loss_sum.item()
-
-    @property
-    def errors(self) -> float:
-        return float(self.error_sum.item())
+def _checked(sums: EpochSums, epoch: int, steps: int, args) -> float:
+    """The last step's loss; TrainingDivergedError when a loss of the epoch was not a number."""
+    last, first_bad, bad_value = sums.read()
+    if first_bad:
+        raise TrainingDivergedError(
+            f"the training loss became {bad_value} at epoch {epoch}, step {first_bad} of {steps}; "
+            f"lower the Learning rate (now {args.lr:g}) or raise the Warmup step number")
+    return last
 
 
 def _forward(model, images, args):
@@ -348,7 +317,7 @@ def _build_model(args, spec: dict, classes: list[str], device, reporter: Reporte
 def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    device = torch.device(args.device)
+    device = torch.device(args.device)  # chosen by init_distributed_mode
     args.amp = devices.precision(args.amp, device)
     args.workers = devices.loader_workers(args.workers, device, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     devices.setup(device)
@@ -402,8 +371,7 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=1e-4)
     p.add_argument("--workers", type=int, default=-1,
-                   help="data loading processes (0: in the training process; -1: sized from the cores, "
-                        "training/devices.py)")
+                   help="data loading processes (0: in the training process; -1: sized from the cores: devices.py)")
     p.add_argument("--threads", type=int, default=0, help="torch threads per process (0: torch's default)")
     p.add_argument("--sync-bn", action="store_true",
                    help="distributed: batch-norm statistics over the global batch, not each process's part")
@@ -416,7 +384,7 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--decode", default="auto", choices=("auto", "host", "device"),
                    help="host: Pillow in the data-loading processes; device: torchvision.io.decode_jpeg on the "
                         "training device (JPEG files only); auto: on the device on a GPU when every image is a JPEG")
-    p.add_argument("--devices-dir", default="", help="where each process records the device it uses (rank-<r>.json)")
+    p.add_argument("--devices-dir", default="", help="where each process records its device (rank-<r>.json)")
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
     p.add_argument("--stop-file", default="",
                    help="when this file exists after an epoch, stop there as early stopping would (a sweep's policy)")
