@@ -114,17 +114,6 @@ def grid_size(config: SweepConfig) -> int | None:
     return math.prod(len(e.values) for e in config.parameter_space) if config.sampling == "grid" else None
 
 
-def grid_point(config: SweepConfig, index: int) -> dict:
-    """The grid's point number `index` (from 0), without listing the grid: parameters by name, the
-    last one varying fastest (itertools.product's order), each through its choices as declared."""
-    space = sorted(config.parameter_space, key=lambda e: e.name)
-    point = {}
-    for e in reversed(space):
-        index, i = divmod(index, len(e.values))
-        point[e.name] = e.values[i]
-    return {e.name: point[e.name] for e in space}
-
-
 def _kind(value) -> str:
     if value is None:
         return "empty"

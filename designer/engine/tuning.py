@@ -30,7 +30,7 @@ from optuna.pruners import BasePruner, NopPruner
 from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.trial import FrozenTrial, TrialState
 
-from designer.engine.sweep_config import Policy, SweepConfig, grid_point, grid_size
+from designer.engine.sweep_config import Policy, SweepConfig, grid_size
 
 EPSILON = 1e-9  # the normal forms sample a quantile in (EPSILON, 1 - EPSILON): inv_cdf(0) is -inf
 STATES = {"completed": TrialState.COMPLETE, "early_terminated": TrialState.PRUNED,
@@ -183,7 +183,7 @@ def best_value(values: list[float], goal: str) -> float | None:
 
 class _Grid(BaseSampler):
     """HyperDrive's grid sampling without the grid in memory: trial number n takes grid point n
-    (sweep_config.grid_point: counted by mixed radix, never listed; in the order the values are
+    (grid_point: counted by mixed radix, never listed; in the order the values are
     declared, parameters by name), so trials asked together, in any process, never share a point.
     Optuna's GridSampler lists (and shuffles) every point when it is made: 27 million points were
     4 GB. Nothing stops the study once the grid is done (Study.stop is for Study.optimize's loop,
@@ -364,3 +364,14 @@ class TruncationSelectionPolicy(_HyperDrivePolicy):
         own = self.score(trial.intermediate_values[step])
         scores = [s for s in [own] + [self.score(_at(t, step)) for t in others] if math.isfinite(s)]
         return len(scores) >= 2 and own < float(np.percentile(scores, self.policy.truncation_percentage))
+
+
+def grid_point(config: SweepConfig, index: int) -> dict:
+    """The grid's point number `index` (from 0), without listing the grid: parameters by name, the
+    last one varying fastest (itertools.product's order), each through its choices as declared."""
+    space = sorted(config.parameter_space, key=lambda e: e.name)
+    point = {}
+    for e in reversed(space):
+        index, i = divmod(index, len(e.values))
+        point[e.name] = e.values[i]
+    return {e.name: point[e.name] for e in space}
