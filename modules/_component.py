@@ -63,7 +63,8 @@ class CommandComponent(Module):
         else:
             ctx.launch_distributed(DistributedJob(
                 "training.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
-                env=command.job_env(metrics_file, stop_file), timeout=timeout))
+                env=command.job_env(metrics_file, stop_file), timeout=timeout,
+                gpu_argv=[]))  # GPUs when every node has them: CUDA_VISIBLE_DEVICES names them (launchers/specs.py)
         for port in spec.outputs:
             _check_output(ctx, spec, port, outputs[port.name])
         shutil.rmtree(work, ignore_errors=True)

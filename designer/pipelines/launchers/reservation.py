@@ -1,6 +1,6 @@
-"""Node 0 reserves the other nodes of its job: Node count - 1 other live, idle workers, each with
-at least Process count per node units (workers.reserve: a conditional UPDATE, so two jobs never
-share one)."""
+"""Node 0 reserves the other nodes of its job: Node count - 1 other live, idle workers of its
+compute target, each with at least Process count per node units (workers.reserve: a conditional
+UPDATE, so two jobs never share one)."""
 from __future__ import annotations
 
 from designer.engine import statuses as st
@@ -22,7 +22,8 @@ def reserve_nodes(gang: Gang) -> list[Worker]:
     nodes = [me]
     if gang.n == 1:
         return nodes
-    others = list(workers.live_workers().exclude(hostname=me.hostname).order_by("hostname"))
+    # the other nodes come from node 0's compute target: the one the node was routed to
+    others = list(workers.live_workers(me.compute_target or None).exclude(hostname=me.hostname).order_by("hostname"))
     running = set(NodeRun.objects.filter(status=st.RUNNING, worker__isnull=False).exclude(pk=gang.nr.pk)
                   .values_list("worker_id", flat=True))
     busy, small = [], []
