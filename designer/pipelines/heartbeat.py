@@ -6,6 +6,7 @@ worker's signals."""
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 
@@ -64,6 +65,9 @@ def heartbeat_loop(hostname: str, concurrency: int) -> None:
 def _consume_target_queue(sender, instance, **kwargs):
     # before the worker consumes: the nodes of its compute target are sent to the target's queue
     instance.app.amqp.queues.select_add(target_queue(compute_target()))
+    # the worker's name, as the Compute page shows it, for what its pool processes run: a training
+    # records the device it used on this worker (training/devices.py), as distributed ranks do
+    os.environ["DESIGNER_WORKER"] = sender
 
 
 @signals.worker_ready.connect

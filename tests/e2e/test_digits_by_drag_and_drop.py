@@ -173,6 +173,9 @@ def test_the_digits_example_is_built_by_drag_and_drop_run_and_exported(page, use
     log = page.inner_text("#log-text")
     assert "resnet18" in log and "540 training and 60 validation images, 10 classes" in log, log[:2000]
     assert "Epoch 6:" in log and "kept the weights of epoch" in log, log[-2000:]
+    # the device it trained on (a CPU worker here: no GPU), in the log and above the outputs
+    assert "rank 0: CPU: " in log and "mixed precision off" in log, log[:2000]
+    assert outputs.locator("#ran-on li").inner_text().startswith(f"CPU on {shared_worker.hostname}")
     shot("driver-log")
 
     # its Metrics: training and validation loss on one chart, their top-1 accuracies on another,
