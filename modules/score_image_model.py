@@ -20,7 +20,7 @@ class ScoreImageModel(Module):
     params = []
 
     def run(self, ctx, trained_model, dataset):
-        from training import devices, models  # noqa: I001 - before torch: see training/__init__.py
+        from training import devices, loading, models  # noqa: I001 - before torch: see training/__init__.py
         from training.data import ImageDirDataset
         from training.transforms import build_transform
 
@@ -47,7 +47,7 @@ class ScoreImageModel(Module):
                                              num_workers=workers, pin_memory=device.type == "cuda")
         probabilities = []
         with torch.inference_mode():
-            for batch, _ in loader:
+            for batch, _ in loading.iterate(loader):  # its loading processes, also in a Celery pool process
                 ctx.check_cancelled()  # a safe point: between two batches
                 batch = batch.to(device, non_blocking=True).contiguous(memory_format=devices.memory_format(device))
                 probabilities.append(torch.softmax(model(batch).float(), dim=1).cpu())

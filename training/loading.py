@@ -13,6 +13,8 @@ On a GPU the next batch is prepared on a side CUDA stream while the current one 
 """
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import queue
 import threading
 import warnings
@@ -102,10 +104,33 @@ def device_batches(data_loader, device: torch.device, args=None):
         return images, targets.to(device, non_blocking=True)
 
     if device.type != "cuda":
-        for batch in data_loader:
+        for batch in iterate(data_loader):
             yield prepare(batch)
         return
     yield from _prefetched(data_loader, prepare, device)
+
+
+def iterate(data_loader):
+    """The batches of `data_loader`, its loading processes started even where this process is a
+    daemon: a Celery worker's pool process (billiard) runs a 1 x 1 training in-process, and
+    multiprocessing refuses children to a daemon ("daemonic processes are not allowed to have
+    children"). The refusal guards against children left behind by a daemon killed at exit; a
+    DataLoader's processes watch their parent and end with it (torch's ManagerWatchdog)."""
+    with _children_allowed():
+        batches = iter(data_loader)  # starts the loading processes (once, when they are persistent)
+    yield from batches
+
+
+@contextlib.contextmanager
+def _children_allowed():
+    config = multiprocessing.current_process()._config  # the flag the refusal reads
+    daemon = config.get("daemon")
+    config["daemon"] = False
+    try:
+        yield
+    finally:
+        if daemon is not None:
+            config["daemon"] = daemon
 
 
 _DONE = object()
@@ -121,7 +146,7 @@ def _prefetched(data_loader, prepare, device: torch.device):
     def produce():
         try:
             with torch.cuda.device(device), torch.cuda.stream(stream):
-                for batch in data_loader:
+                for batch in iterate(data_loader):
                     if stop.is_set():
                         return
                     images, targets = prepare(batch)

@@ -167,6 +167,28 @@ def test_loader_processes_train_the_same_recipe(tmp_path, digits):
     assert info["epochs_run"] == 2 and np.isfinite(info["validation_loss"])
 
 
+def _train_in_a_pool_process(argv: list[str]) -> dict:
+    from training import train
+
+    return train.main(train.get_args_parser().parse_args(argv))
+
+
+def test_loader_processes_start_inside_a_celery_pool_process(tmp_path, digits):
+    """A worker runs a 1 x 1 training in its pool process (billiard's, a daemon): multiprocessing
+    refuses a daemon children, and a GPU's training (loading processes by default) failed there."""
+    import billiard
+
+    train_dir, val_dir = digits
+    argv = ["--model-dir", str(untrained(tmp_path / "resnet").path),
+            "--train-dir", str(image_dir(tmp_path / "t", train_dir, small_recipe(flip=True)).path),
+            "--val-dir", str(image_dir(tmp_path / "v", val_dir, small_recipe(), "inference").path),
+            "--output-dir", str(tmp_path / "out"), "--epochs", "1", "--batch-size", "16", "--workers", "2",
+            "--threads", "1", "--print-freq", "0"]
+    with billiard.Pool(1) as pool:
+        info = pool.apply(_train_in_a_pool_process, (argv,))
+    assert info["epochs_run"] == 1 and np.isfinite(info["validation_loss"])
+
+
 def test_jpegs_decoded_by_the_device_path_match_pillow_within_a_grey_level(tmp_path, jpeg_digits):
     """The device path (torchvision.io.decode_jpeg, then the recipe on tensors) gives the images
     the host path (Pillow, then the recipe) gives, for the recorded inference transformation."""
