@@ -58,13 +58,19 @@ worker: deps
 serve: deps
 	$(PY) -m designer.serving --host $(HOST) --port $(SERVING_PORT) --replicas $${REPLICAS:-1}
 
+# `make test` prints each step's wall time, and the time since it began (installs included), also
+# when the step fails; each pytest pass prints its 25 slowest tests and its slowest files (tests/budget.py)
+START := $(shell date +%s)
+timed = @echo '$(1)'; t=$$(date +%s); trap 'echo "make test: $$(( $$(date +%s) - t )) s for $(2); \
+	$$(( $$(date +%s) - $(START) )) s since make test began"' EXIT; $(1)
+
 # first the structure (dependencies one way: pyproject.toml's import-linter contracts; the page
 # script's pure modules with Node's own test runner), then everything else
 test: deps chromium
-	.venv/bin/lint-imports
-	npm test --silent
-	$(PY) -m pytest
-	$(PROD_ENV) $(PY) -m pytest -m production
+	$(call timed,.venv/bin/lint-imports,lint-imports)
+	$(call timed,npm test --silent,the Node tests)
+	$(call timed,$(PY) -m pytest,the embedded pass)
+	$(call timed,$(PROD_ENV) $(PY) -m pytest -m production,the production pass)
 
 # every benchmark, one after the other: each prints its figures and ratios against its target
 bench: deps chromium

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import budget
 from tests.workers import CeleryWorker, stop_all, worker_database_url  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +38,10 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "designer.settings"
 from django.conf import settings  # noqa: E402
 
 settings.DATABASES  # noqa: B018 - load settings now; pytest-django sets Django up next
+
+
+def pytest_configure(config):
+    budget.register(config)  # a time budget per test file: tests/budget.py
 
 
 @pytest.fixture(scope="session", autouse=True)

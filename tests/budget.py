@@ -1,0 +1,75 @@
+"""A time budget per test file, so that a slow new test is noticed by its author, not by CI's limit.
+
+Each file's time is the sum of its tests' setup, call and teardown (a module's fixtures, a worker
+started once for the file, count in its first test's setup and its last one's teardown). At the
+end of the session a file over its budget fails the run: pytest exits non-zero, naming the file,
+its time and its budget. The 10 slowest files are listed with their budgets at every run.
+
+A file's budget is DEFAULT_SECONDS unless BUDGETS below names it. Budgets hold on a busy 2-core CI
+machine (about twice an idle machine's time). A subset of a file (-k, -x, a single test) only
+takes less time than the whole file, so the check never fires on a subset that the whole file
+would pass. To raise a budget, add or change the file's line in BUDGETS with the reason (what the
+file does that takes the time); better, make the file faster (README: "Tests and benchmarks").
+
+TEST_BUDGET_SCALE multiplies every budget (2 on a machine twice as slow; 0 turns the check off).
+"""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import pytest
+
+DEFAULT_SECONDS = 240
+
+# file -> (seconds, reason). Times are the embedded pass's on a busy 2-core machine; the
+# production pass runs fewer tests of each file, on PostgreSQL and Redis.
+BUDGETS: dict[str, tuple[int, str]] = {
+    "tests/training/test_sweep_digits.py": (1200, "digits sweeps: distributed real trainings side by side"),
+    "tests/training/test_distributed_training.py": (1200, "real distributed trainings of 6 epochs, and their accuracy"),
+    "tests/e2e/test_digits_example.py": (600, "the digits example trained in the browser"),
+    "tests/pipelines/test_sweeps.py": (600, "27 toy sweeps on two real workers: early termination by each policy"),
+    "tests/pipelines/test_cancel.py": (600, "cancelling real trainings and distributed jobs at each stage"),
+    "tests/pipelines/test_distributed.py": (480, "18 distributed jobs of real torchrun processes on two workers"),
+    "tests/modules/test_train_pytorch_model.py": (480, "real trainings of small models"),
+    "tests/training/test_finetune.py": (360, "fine-tuning real models"),
+    "tests/e2e/test_registry_pages.py": (360, "a training, its packaging on a worker and a serving process, in the browser"),
+    "tests/e2e/test_digits_by_drag_and_drop.py": (360, "a digits pipeline built by drag and drop, then trained"),
+}
+
+
+class FileBudget:
+    def __init__(self, scale: float):
+        self.scale = scale
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    def budget(self, path: str) -> float:
+        return BUDGETS.get(path, (DEFAULT_SECONDS, ""))[0] * self.scale
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[report.nodeid.split("::")[0]] += report.duration
+
+    def over(self) -> list[tuple[str, float, float]]:
+        return [(path, took, self.budget(path)) for path, took in self.seconds.items()
+                if self.scale and took > self.budget(path)]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.over() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.seconds:
+            return
+        tr = terminalreporter
+        tr.section("slowest test files (time budget: tests/budget.py)")
+        for path, took in sorted(self.seconds.items(), key=lambda x: -x[1])[:10]:
+            tr.write_line(f"{took:8.1f} s of {self.budget(path):6.0f} s  {path}")
+        for path, took, budget in self.over():
+            tr.write_line(f"OVER BUDGET: {path} took {took:.0f} s, its budget is {budget:.0f} s: make it faster, "
+                          "or raise its budget in tests/budget.py with the reason", red=True, bold=True)
+
+
+def register(config: pytest.Config) -> None:
+    scale = float(os.environ.get("TEST_BUDGET_SCALE", "1"))
+    config.pluginmanager.register(FileBudget(scale), "file-budget")
