@@ -164,7 +164,8 @@ def evaluate(model, criterion, data_loader, device, num_classes: int, args=None)
     sums stay on the device until the end."""
     model.eval()
     device = torch.device(device)
-    sums = torch.zeros(4, dtype=torch.float64, device=device)  # loss, top-1, top-5, images
+    sums = torch.zeros(3, dtype=torch.float64, device=device)  # loss, top-1, top-5 (images: counted here)
+    seen = 0
     k = min(5, num_classes)
     amp = getattr(args, "amp", "off")
     with torch.inference_mode():
@@ -172,12 +173,11 @@ def evaluate(model, criterion, data_loader, device, num_classes: int, args=None)
             with devices.autocast(amp, device):
                 output = model(images)
             output = output.float()
-            top = output.topk(k, dim=1).indices
-            hits = top == targets[:, None]
+            hits = output.topk(k, dim=1).indices == targets[:, None]
             sums += torch.stack([criterion(output, targets).double() * targets.shape[0], hits[:, 0].sum().double(),
-                                 hits.any(dim=1).sum().double(), torch.tensor(targets.shape[0], dtype=torch.float64,
-                                                                              device=device)])
-    loss_sum, correct1, correct5, seen = dist_utils.reduce_sum(sums.tolist(), device)
+                                 hits.any(dim=1).sum().double()])
+            seen += targets.shape[0]
+    loss_sum, correct1, correct5, seen = dist_utils.reduce_sum([*sums.tolist(), float(seen)], device)
     result = {"validation_loss": loss_sum / seen, "validation_top1_accuracy": correct1 / seen}
     if num_classes >= 5:
         result["validation_top5_accuracy"] = correct5 / seen
