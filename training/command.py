@@ -10,7 +10,8 @@ broker's and channel layer's URLs, any other setting).
 starts), which dies with this process (PR_SET_PDEATHSIG), its stdout and stderr appended as they
 are to the node's driver log (no event per line: a script may print a million). While it runs it
 relays the metrics of the script (sdk.script.log_metric's JSON lines in the metrics file, and the
-`##metric name=value ... [step=N]` lines of its output, parsed by sdk.formats.metrics.parse_line),
+`##metric name=value ... [step=N]` lines of its output, parsed by sdk.formats.metrics.parse_line;
+a figure without a step numbered as it comes, sdk.formats.metrics.Steps),
 asks `check_cancelled()`, creates the stop file when `stop_requested()` says so, and watches the
 timeout. However it ends (finished, failed, cancelled, timed out, an error here), every process
 of the group is ended (SIGTERM, a grace, SIGKILL) before `run` returns or raises; so is any
@@ -32,8 +33,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from sdk import compat
 from sdk.errors import CommandFailed, CommandTimedOut, prefixed
-from sdk.formats.metrics import Follower
+from sdk.formats.metrics import Follower, Steps
 from sdk.script import METRICS_FILE_ENV, STOP_FILE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,9 +71,11 @@ def clean_environment(extra: dict[str, str] | None = None, base: dict[str, str] 
 
 def job_env(metrics_file: Path | None, stop_file: Path | None) -> dict[str, str]:
     """What a command runs with on top of clean_environment(): where sdk.script writes its
-    metrics and looks for the stop request; the project on PYTHONPATH (`from sdk import log_metric`)."""
-    env = {"PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    metrics and looks for the stop request; on PYTHONPATH the original's logging APIs first
+    (sdk.compat: `from azureml.core import Run`, `import mlflow` where no real mlflow is installed),
+    then the project (`from sdk import log_metric`)."""
+    path = [*compat.search_path(), str(ROOT), os.environ.get("PYTHONPATH")]
+    env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(filter(None, path))}
     if metrics_file is not None:
         env[METRICS_FILE_ENV] = str(metrics_file)
     if stop_file is not None:
@@ -176,6 +180,7 @@ class _Watch:
 
     def __init__(self, log_path: Path, metrics_file: Path | None, on_metric):
         self.log_path = log_path
+        self.steps = Steps()  # a figure logged without a step is numbered as it comes
         self.start = _size(log_path)
         self.log = Follower(log_path, self.start)
         self.metrics = Follower(metrics_file, _size(metrics_file)) if metrics_file else None
@@ -190,10 +195,10 @@ class _Watch:
                     self.note(f"(designer) line ignored: {figures}")
                 continue
             for m in figures:
-                self.on_metric(m["name"], m["value"], m["step"], m["steps"])
+                self.on_metric(m["name"], m["value"], self.steps(m["name"], m["step"]), m["steps"])
         if self.metrics is not None:
             for m in self.metrics.metrics(final):
-                self.on_metric(m["name"], m["value"], m["step"], m["steps"])
+                self.on_metric(m["name"], m["value"], self.steps(m["name"], m["step"]), m["steps"])
 
     def note(self, text: str) -> None:
         with self.log_path.open("a", encoding="utf-8") as f:

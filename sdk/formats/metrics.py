@@ -12,7 +12,8 @@ A line of output (stdout or stderr), for scripts that import nothing (`parse_lin
 The designer names the metrics file in a DistributedJob (`metrics_file`) or to a command
 (training.command) and relays each new line as a metric of the node while the processes run,
 with the `##metric` lines of the output (rank 0's only, in a distributed job). `Follower` reads
-what was appended to either file since it last looked.
+what was appended to either file since it last looked; `Steps` numbers the figures logged without
+a step as they come (1, 2, 3... per name), as the original numbers `run.log(name, value)`.
 """
 from __future__ import annotations
 
@@ -76,6 +77,20 @@ def parse_line(line: str) -> list[dict]:
     if not figures:
         raise ValueError(f"{PREFIX}: the line names no metric (expected {PREFIX} name=value [name=value ...] [step=N])")
     return [{"name": name, "value": value, **ints} for name, value in figures.items()]
+
+
+class Steps:
+    """The step of each figure relayed: its own, or for one logged without a step the next of its
+    name (1, 2, 3...), so that charts and a sweep's primary metric see a curve."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, name: str, step: int | None) -> int:
+        if step is not None:
+            return step
+        self.counts[name] = self.counts.get(name, 0) + 1
+        return self.counts[name]
 
 
 class Follower:

@@ -85,3 +85,14 @@ def test_a_million_line_log_makes_a_few_events_quickly(tmp_path):
     assert len(ctx.logs) == 1 and ctx.logs[0].endswith("... 999801 more lines: see 70_driver_log_0.txt")
     assert ctx.metrics == [("loss", 0.1, 99, None)]
     assert took < 10, took  # about 0.1 s on an idle machine: 46 MB read a chunk at a time, not split
+
+
+def test_a_figure_without_a_step_is_numbered_as_it_comes_per_name(tmp_path):
+    """Issue 29: the original's run.log(name, value) has no step; a sweep needs a curve."""
+    log, ctx, file = tmp_path / "70_driver_log_0.txt", Recorder(), tmp_path / metrics.METRICS_FILE
+    log.write_text("##metric best_val_acc=0.5\n##metric loss=0.9 step=7\n")
+    for value in (0.6, 0.7):
+        metrics.append(file, "best_val_acc", value, None)
+    Relay(ctx, file, log).pump(final=True)
+    assert ctx.metrics == [("best_val_acc", 0.5, 1, None), ("loss", 0.9, 7, None), ("best_val_acc", 0.6, 2, None),
+                           ("best_val_acc", 0.7, 3, None)]

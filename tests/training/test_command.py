@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sdk import compat
 from sdk.errors import Cancelled, CommandFailed, CommandTimedOut
 from tests.conftest import ROOT
 from training import command, launch
@@ -251,9 +252,10 @@ def test_the_distributed_entry_names_a_missing_code_folder(tmp_path):
     assert "training.command: cannot enter the code folder" in done.stderr and "nope" in done.stderr
 
 
-def test_job_env_puts_the_project_first_on_pythonpath():
+def test_job_env_puts_the_originals_logging_apis_then_the_project_first_on_pythonpath():
     env = command.job_env(Path("/m.jsonl"), Path("/STOP"))
-    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)
+    path = env["PYTHONPATH"].split(os.pathsep)
+    assert path[:path.index(str(ROOT))] == compat.search_path()  # sdk/compat's azureml (and mlflow) shims
     assert env["DESIGNER_METRICS_FILE"] == "/m.jsonl" and env["DESIGNER_STOP_FILE"] == "/STOP"
     assert "RANK" not in env and command.environment()["WORLD_SIZE"] == "1"
 
@@ -270,7 +272,7 @@ def test_the_script_starts_from_a_clean_environment_without_the_workers_secrets(
     env = json.loads(log.read_text().splitlines()[-1])
     assert not set(secrets) & set(env), env
     assert env["CUDA_VISIBLE_DEVICES"] == "1" and env["TORCHELASTIC_RUN_ID"] == "r" and env["LANG"] == "C.UTF-8"
-    assert env["PATH"] == os.environ["PATH"] and env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)
+    assert env["PATH"] == os.environ["PATH"] and str(ROOT) in env["PYTHONPATH"].split(os.pathsep)
     assert env["DESIGNER_METRICS_FILE"] == str(tmp_path / "m.jsonl") and env["WORLD_SIZE"] == "1"
     assert set(env) <= set(command.KEPT) | {k for k in env if k.startswith(command.KEPT_PREFIXES)}, env
     # the distributed entry (each rank) too

@@ -1,7 +1,8 @@
 """Rank 0's metrics file and driver log, as the node's metric and log events, while it runs.
 
 Metrics come from the metrics file (JSON lines: training.train, sdk.script.log_metric) and from
-the `##metric name=value ... [step=N]` lines of rank 0's output (sdk.formats.metrics.parse_line).
+the `##metric name=value ... [step=N]` lines of rank 0's output (sdk.formats.metrics.parse_line);
+a figure without a step is numbered as it comes (sdk.formats.metrics.Steps).
 Log lines become one log event per pump, of at most MAX_LINES_PER_PUMP lines: a script that
 prints a million lines makes a few hundred events, not a million rows; the rest is in the file.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sdk.formats.metrics import PREFIX, Follower, parse_line
+from sdk.formats.metrics import PREFIX, Follower, Steps, parse_line
 
 MAX_LINES_PER_PUMP = 200
 MAX_NOTES = 10  # malformed ##metric lines noted, at most
@@ -24,6 +25,7 @@ class Relay:
         self.max_lines = max_lines
         self.notes = 0
         self.pending: list[str] = []  # notes about malformed ##metric lines, logged after the lines
+        self.steps = Steps()  # a figure logged without a step is numbered as it comes
 
     def pump(self, final: bool = False) -> None:
         """Relay what was appended since the last pump (`final`: also a last line without its newline)."""
@@ -46,7 +48,7 @@ class Relay:
         if shown:
             self.ctx.log("\n".join(f"rank 0: {line}" for line in shown))
         for m in self.metrics.metrics(final):
-            self.ctx.metric(m["name"], m["value"], m["step"], m["steps"])
+            self.ctx.metric(m["name"], m["value"], self.steps(m["name"], m["step"]), m["steps"])
 
     def _metric_lines(self, lines) -> None:
         for raw in lines:
@@ -58,4 +60,4 @@ class Relay:
                     self.pending.append(f"(designer) line ignored: {e}")
                 continue
             for m in figures:
-                self.ctx.metric(m["name"], m["value"], m["step"], m["steps"])
+                self.ctx.metric(m["name"], m["value"], self.steps(m["name"], m["step"]), m["steps"])
