@@ -129,13 +129,14 @@ def ask(study: optuna.Study, config: SweepConfig, types: dict[str, str],
 
 def report(study: optuna.Study, config: SweepConfig, trial_id: int, step: int, value: float) -> bool:
     """Record a trial's primary metric at a step (an epoch, from 1), then the policy's verdict:
-    True = stop this trial now. A step reported twice keeps its first value; a trial already told
+    True = stop this trial now. A step reported again takes its new value (the last of a step is
+    the script's own, as the trial's ranking reads it: sweeps.primary_curve); a trial already told
     answers whether it was early terminated."""
     store = study._storage
     trial = store.get_trial(trial_id)
     if trial.state.is_finished():
         return trial.state == TrialState.PRUNED
-    if int(step) not in trial.intermediate_values:
+    if trial.intermediate_values.get(int(step)) != float(value):
         store.set_trial_intermediate_value(trial_id, int(step), float(value))
         trial = store.get_trial(trial_id)
     return study.pruner.prune(study, trial)

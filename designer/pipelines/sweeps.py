@@ -286,16 +286,22 @@ def apply_best(sweep: Sweep) -> Pipeline:
 
 
 def primary_curve(run: Run | None, metric: str) -> list[tuple[int, float]]:
-    """[(step, value)] of the run's primary metric, first value per step; a reused training node's
-    figures come from the run that computed it."""
+    """[(step, value)] of the run's primary metric, the last value of each step (a script may log
+    a step's figure inside its validation loop and again after it: the last is its own); a figure
+    without a step (stored before the relay numbered them) is numbered as it came. A reused
+    training node's figures come from the run that computed it."""
     curve: dict[int, float] = {}
     for run_id, node_id in _metric_sources(run):
         rows = Event.objects.filter(run_id=run_id, type="metric", data__name=metric)
         if node_id is not None:
             rows = rows.filter(node_id=node_id)
+        unnumbered = 0
         for data in rows.order_by("id").values_list("data", flat=True):
-            if data.get("step") is not None:
-                curve.setdefault(int(data["step"]), float(data["value"]))
+            step = data.get("step")
+            if step is None:
+                unnumbered += 1
+                step = unnumbered
+            curve[int(step)] = float(data["value"])
     return sorted(curve.items())
 
 

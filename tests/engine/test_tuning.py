@@ -143,12 +143,13 @@ def test_storage_is_made_once_per_url_until_closed(tmp_path):
 
 # -- reporting and telling ----------------------------------------------------------------------------------
 
-def test_a_step_reported_twice_keeps_its_first_value(storage):
+def test_a_step_reported_twice_keeps_its_last_value(storage):
+    """Issue 29: a script that logs a step's figure inside its validation loop and again after it."""
     cfg = config()
     study, (a,) = started(storage, cfg, 1)
     assert curve(study, cfg, a, [0.5]) == [False]
     assert tuning.report(study, cfg, a.trial_id, 1, 0.1) is False
-    assert study.trials[0].intermediate_values == {1: 0.5}
+    assert study.trials[0].intermediate_values == {1: 0.1}
 
 
 def test_tell_maps_each_trial_state_and_a_second_tell_changes_nothing(storage):
