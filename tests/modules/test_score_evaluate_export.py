@@ -13,6 +13,7 @@ from modules.train_pytorch_model import TrainPyTorchModel
 from sdk.errors import InvalidDatasetError, InvalidModelDirectoryError, NotLabeledDatasetError
 from sdk.formats import onnx_model as onnx_format
 from sdk.formats.image_directory import read_path
+from sdk.formats.meta import write_meta
 from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
     artifact,
     digits_split,
@@ -60,6 +61,22 @@ def test_score_refuses_a_directory_that_is_not_a_trained_model(tmp_path, trained
     _, val = trained
     with pytest.raises(InvalidModelDirectoryError, match="Score Image Model: the Trained model must be a ModelDirectory"):
         run(ScoreImageModel, tmp_path / "s", trained_model=val, dataset=val)
+
+
+def test_export_names_what_a_model_folder_without_model_yaml_lacks(tmp_path):
+    """Issue 29: a script's own model folder (model.pt saved with torch.save) declared a
+    ModelDirectory: the error said "must be a ModelDirectory ..., got ModelDirectory"."""
+    folder = tmp_path / "script_model"
+    folder.mkdir()
+    torch.save({"w": torch.zeros(1)}, folder / "model.pt")
+    write_meta(folder, "ModelDirectory")
+    with pytest.raises(InvalidModelDirectoryError) as refused:
+        run(ExportToOnnx, tmp_path / "x", trained_model=artifact(folder))
+    message = str(refused.value)
+    assert message.startswith(f"Export to ONNX: the Trained model ({folder}) is a ModelDirectory without model.yaml, "
+                              f"the file that names its model (model_name), its classes and its transforms"), message
+    assert "sdk.formats.model.write writes it" in message and message.endswith("the folder holds _meta.yaml, model.pt")
+    assert "got ModelDirectory" not in message
 
 
 def test_evaluation_uses_sklearn_metrics_and_compares_two_scored_datasets(tmp_path, trained):
