@@ -19,6 +19,7 @@ from __future__ import annotations
 from queue import Empty
 from time import monotonic, sleep
 
+from celery.worker import state as worker_state
 from django.conf import settings
 from kombu.transport import sqlalchemy
 from kombu.utils.encoding import bytes_to_str
@@ -65,6 +66,11 @@ class Channel(sqlalchemy.Channel):
         return self.session.query(self.message_cls).filter(self.message_cls.queue_id == self._get_or_create(queue))
 
 
+def _stopping() -> bool:
+    """Celery's own test (celery.worker.state.maybe_shutdown): an exit code, 0 included."""
+    return any(flag is not None and flag is not False for flag in (worker_state.should_stop, worker_state.should_terminate))
+
+
 class Transport(sqlalchemy.Transport):
     Channel = Channel
     _last_message = 0.0
@@ -76,7 +82,9 @@ class Transport(sqlalchemy.Transport):
                 self.cycle.get(self._deliver, timeout=timeout)
             except Empty:
                 now = monotonic()
-                if timeout is not None and now - start >= timeout:
+                # a worker asked to stop (TERM, Ctrl-C) stops waiting: Celery's loop waits on its
+                # broker 2 s at a time, and asks twice before it shuts down (4 s of nothing)
+                if timeout is not None and now - start >= timeout or _stopping():
                     raise TimeoutError() from None  # socket.timeout: what Celery waits for
                 sleep(self._interval(now))
             else:
