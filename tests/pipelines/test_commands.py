@@ -146,7 +146,7 @@ def test_export_and_import_round_trip_byte_for_byte(tmp_path, users):
 
 
 def test_import_refuses_an_invalid_file_and_creates_nothing(tmp_path):
-    code, _, err = run_command("import_pipeline", write(tmp_path, {"schema_version": 3, "nodes": [], "links": []}))
+    code, _, err = run_command("import_pipeline", write(tmp_path, {"schema_version": 99, "nodes": [], "links": []}))
     assert code == 1 and "newer Pipeline Designer" in err and not Pipeline.objects.exists()
 
 

@@ -54,7 +54,9 @@ def test_the_pane_is_generated_from_the_declaration_and_marks_bad_values(owner_c
     html = owner_client.post(f"/pipelines/{mine.id}/pane", {"node": json.dumps(node)}).content.decode()
     assert 'id="param-amount"' in html and 'min="-100"' in html and 'max="100"' in html
     assert "500 is out of range" in html and "raise an error instead" in html
-    assert "Run settings" not in html and "Regenerate output" in html
+    # a module that is not distributed: Run settings hold its compute target, no node or process count
+    assert 'data-run-setting="compute_target"' in html and 'data-run-setting="node_count"' not in html
+    assert "Regenerate output" in html
     unknown = owner_client.post(f"/pipelines/{mine.id}/pane", {"node": json.dumps({"id": "x", "kind": "gone"})})
     assert "Unknown module kind gone" in unknown.content.decode()
     assert owner_client.post(f"/pipelines/{mine.id}/pane", {"node": "{"}).status_code == 400
