@@ -1,5 +1,12 @@
 """Sweeps on real Celery workers: trials as runs, shared upstream nodes computed once, concurrency
-limits, early termination by each policy, cancel, bad configurations, owner-only access."""
+limits, early termination by each policy, cancel, bad configurations, owner-only access.
+
+`make test`'s production pass (PostgreSQL, Redis) runs the tests marked `production`: those whose
+outcome depends on the database or the broker (trials of two workers sharing a node, the
+concurrency limit on Redis, a policy reading the other worker's trial from the study, cancel,
+live events, the Optuna study's rows deleted with their sweep). The others check what the sweep
+logic decides (configurations refused, a kept epoch, the other two policies, max duration, the
+commands): the same code on either backend, run by the embedded pass only."""
 import io
 import time
 from pathlib import Path
@@ -15,7 +22,7 @@ from tests.conftest import TEST_DATA
 from tests.pipes import link, node, pipeline
 from tests.workers import CeleryWorker, registered, stop_all
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.production]
+pytestmark = pytest.mark.timeout(600)
 
 GOOD, BETTER, POOR = 0.005, 0.01, 0.00001  # a rate 1000x too small scores 1000x lower (tests/toy_modules.py ToyTuning)
 
@@ -65,6 +72,7 @@ def finished(sweep: Sweep, timeout=240) -> Sweep:
         time.sleep(0.2)
 
 
+@pytest.mark.production
 def test_a_grid_of_four_gives_four_runs_the_right_best_and_runs_the_shared_node_once(workers, users):
     space = [{"name": "lr", "expression": "choice", "values": [0.001, 0.002, GOOD, BETTER]}]
     sweep = finished(sweeps.start(users["owner"], tuning_pipeline(), config(space, total=10)))
@@ -109,7 +117,9 @@ POLICIES = [{"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0
              "delay_evaluation": 1}]
 
 
-@pytest.mark.parametrize("policy", POLICIES, ids=[p["type"] for p in POLICIES])
+# one policy on the production services: how the policies decide does not depend on them
+@pytest.mark.parametrize("policy", [pytest.param(p, marks=[pytest.mark.production] * (p["type"] == "MedianStoppingPolicy"))
+                                    for p in POLICIES], ids=[p["type"] for p in POLICIES])
 def test_each_policy_stops_a_poor_trial_before_its_last_epoch_and_keeps_what_it_had(workers, users, policy):
     """Whatever order the trials run in (two at a time, or one after another when one worker takes
     both), a poor trial meets a better one and is stopped; the good one runs every epoch."""
@@ -132,6 +142,7 @@ def test_each_policy_stops_a_poor_trial_before_its_last_epoch_and_keeps_what_it_
         assert f"early terminated after epoch {poor.epochs} of {epochs}" in log
 
 
+@pytest.mark.production
 @pytest.mark.skipif(settings.CELERY_BROKER_URL.startswith("sqla"),
                     reason="the embedded broker lets a worker reserve several nodes (settings.py): one of two "
                            "workers may take both trials; `make test` runs this on Redis")
@@ -150,6 +161,7 @@ def test_random_sampling_runs_two_trials_at_a_time_on_two_workers_and_never_more
         assert len(at_once) <= 2
 
 
+@pytest.mark.production
 def test_cancel_stops_every_trial_and_the_sweep(workers, users, owner_client):
     space = [{"name": "lr", "expression": "choice", "values": [0.001, 0.002, GOOD, BETTER]}]
     sweep = sweeps.start(users["owner"], tuning_pipeline(epochs=200, epoch_seconds=0.5, source_sleep=0, source_value=3),
@@ -353,6 +365,7 @@ def test_run_pipeline_takes_param_values_and_names_a_bad_one(users, tmp_path):
         call_command("run_pipeline", pipeline_file, param=["momentum=0.9"], inline=True, owner="owner")
 
 
+@pytest.mark.production
 def test_the_api_sweeps_a_saved_pipeline_shows_trials_live_and_applies_the_best_values(workers, owner_client):
     pk = saved(owner_client, tuning_pipeline(epochs=3, epoch_seconds=0.1, source_value=30))
     space = [{"name": "lr", "expression": "choice", "values": [0.002, BETTER]}]
@@ -403,6 +416,7 @@ def test_cancel_ends_distributed_trials_and_leaves_no_process(workers, users):
         time.sleep(0.2)
 
 
+@pytest.mark.production
 def test_a_deleted_users_sweeps_take_their_optuna_studies_with_them(db, users, django_capture_on_commit_callbacks):
     import optuna
 
@@ -424,6 +438,7 @@ def test_a_deleted_users_sweeps_take_their_optuna_studies_with_them(db, users, d
     assert mine.study_name not in names and theirs.study_name in names  # the other user's study stays
 
 
+@pytest.mark.production
 def test_a_finished_sweep_is_deleted_by_its_owner_only_and_a_running_one_is_cancelled_first(
         db, users, owner_client, stranger_client, django_capture_on_commit_callbacks):
     import optuna
