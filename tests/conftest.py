@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests import budget
-from tests.workers import CeleryWorker, stop_all, worker_database_url  # noqa: F401 - re-exported for tests
+from tests.workers import CeleryWorker, KeptWorkers, stop_all, worker_database_url  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
 # one folder per test session: engineers (and CI's two passes) may run tests side by side
@@ -42,6 +42,62 @@ settings.DATABASES  # noqa: B018 - load settings now; pytest-django sets Django 
 
 def pytest_configure(config):
     budget.register(config)  # a time budget per test file: tests/budget.py
+
+
+KEPT = KeptWorkers()
+atexit.register(KEPT.keep_only, ())  # an interrupted session
+KEPT_KEYS = pytest.StashKey[frozenset]()
+
+
+def kept(key: str):
+    """Marks a module-scoped worker fixture whose workers `KEPT` keeps for the next modules that use
+    them (the fixture returns `KEPT.get(key, start)` and stops nothing itself)."""
+    def mark(fixture_function):
+        fixture_function.kept_workers = key
+        return fixture_function
+    return mark
+
+
+def _kept_keys_of(item) -> set[str]:
+    return {key for defs in item._fixtureinfo.name2fixturedefs.values()
+            if (key := getattr(defs[-1].func, "kept_workers", None))}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Modules of one folder whose first test uses the same kept workers run one after the other,
+    so that those workers start once for all of them; each test then knows which kept workers may
+    stay alive during it: those it uses and those an earlier test of its module used. (A module's
+    tests stay in pytest-django's order, which runs transactional tests after the others: a run is
+    a module's tests that are next to each other, and runs move, never single tests.)"""
+    module_runs: list[list] = []
+    for item in items:
+        if module_runs and module_runs[-1][0].module is item.module:
+            module_runs[-1].append(item)
+        else:
+            module_runs.append([item])
+    groups: dict[object, list] = {}
+    for i, its in enumerate(module_runs):
+        first = frozenset(_kept_keys_of(its[0]))
+        groups.setdefault((Path(its[0].module.__file__).parent, first) if first else i, []).append(its)
+    items[:] = [item for group in groups.values() for its in group for item in its]
+    for its in module_runs:
+        keys: set[str] = set()
+        for item in its:
+            keys |= _kept_keys_of(item)
+            item.stash[KEPT_KEYS] = frozenset(keys)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Before the test's own teardown (the last one's ends the test database): stop the kept
+    workers that the next test may not see."""
+    KEPT.keep_only(nextitem.stash.get(KEPT_KEYS, frozenset()) if nextitem else ())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    KEPT.keep_only(())
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -128,13 +184,12 @@ def start_worker(transactional_db):
 
 
 @pytest.fixture(scope="module")
+@kept("shared")
 def shared_worker(django_db_setup, django_db_blocker):
-    """One worker for a whole test module (starting one costs a few seconds)."""
+    """One worker for a whole test module, and the next modules that use it (starting one costs
+    seconds): the database is emptied after each test, the worker's row comes back at its next beat."""
     with django_db_blocker.unblock():
-        w = CeleryWorker("shared", concurrency=2, log_dir=TEST_DATA)
-        w.wait_ready()
-    yield w
-    w.stop()
+        return KEPT.get("shared", lambda: CeleryWorker("shared", concurrency=2, log_dir=TEST_DATA).wait_ready())
 
 
 def may_add_components(user):

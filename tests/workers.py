@@ -102,3 +102,25 @@ def registered(workers: list[CeleryWorker], timeout: float = 30) -> list[CeleryW
         assert time.monotonic() < deadline, "the workers did not register"
         time.sleep(0.1)
     return workers
+
+
+class KeptWorkers:
+    """Workers kept from one test module to the next ones that use them (a start and stop costs
+    about 10 s): a fixture marked with `kept("name")` (tests/conftest.py) gets its workers from here.
+    They are stopped before the first test that uses them neither itself nor after an earlier test
+    of its module (as a module's own fixture would be), and at the end of the session."""
+
+    def __init__(self):
+        self._kept: dict[str, tuple[object, list[CeleryWorker]]] = {}
+
+    def get(self, key: str, start):
+        """`start()`'s workers (one or a list), started once while they are kept; again if one exited."""
+        if key in self._kept and any(w.proc.poll() is not None for w in self._kept[key][1]):
+            stop_all(self._kept.pop(key)[1])
+        if key not in self._kept:
+            value = start()
+            self._kept[key] = (value, list(value) if isinstance(value, list | tuple) else [value])
+        return self._kept[key][0]
+
+    def keep_only(self, keys) -> None:
+        stop_all([w for key in [k for k in self._kept if k not in keys] for w in self._kept.pop(key)[1]])

@@ -4,6 +4,13 @@ broker: node count x process count per node, logs per rank, bad run settings, fa
 The processes run tests/toy_rank.py (Gloo all-reduces, a failure on demand) through the module
 `toy_distributed`, so that each job takes seconds; tests/training/test_distributed_training.py
 runs Train PyTorch Model itself the same way.
+
+`make test`'s production pass (PostgreSQL, Redis) runs the tests marked `production`: a job over
+two workers (node 0 reserving the other worker's row, the launch on its own Redis queue, a rank's
+end seen by the other node through the database), too many nodes for the workers, and cancel with
+live logs. The others (settings refused, one node of several processes, ports, a rank raising or
+killed within one node) depend on torchrun and the run settings, not on the services: the
+embedded pass runs them.
 """
 import os
 import signal
@@ -16,12 +23,12 @@ from django.conf import settings
 
 from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch, Worker
-from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
+from tests.conftest import KEPT, TEST_DATA, CeleryWorker, kept, wait_for_run
 from tests.pipes import node, pipeline
-from tests.workers import registered, stop_all
+from tests.workers import registered
 from training import launch
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 # the rendezvous ports the two workers try, in order (a test takes some of them)
 PORTS = list(range(29700 + os.getpid() % 200 * 10, 29700 + os.getpid() % 200 * 10 + 4))
@@ -30,18 +37,21 @@ PORTS = list(range(29700 + os.getpid() % 200 * 10, 29700 + os.getpid() % 200 * 1
 CPUS = min(os.cpu_count() or 1, 63)
 
 
-@pytest.fixture(scope="module")
-def two_workers(django_db_setup, django_db_blocker):
+def start_two_workers() -> list[CeleryWorker]:
     # OMP_WAIT_POLICY: the ranks' OpenMP threads sleep when idle instead of spinning on the cores
     # that other engineers' work shares (a spinning thread slows a busy machine's training tenfold)
     env = {"DISTRIBUTED_PORTS": f"{PORTS[0]}-{PORTS[-1]}", "DISTRIBUTED_START_SECONDS": "20", "WORKER_CPUS": str(CPUS),
            "OMP_WAIT_POLICY": "PASSIVE"}
+    workers = [CeleryWorker(name, concurrency=2, log_dir=TEST_DATA, extra_env=env) for name in ("dist-a", "dist-b")]
+    return [w.wait_ready() for w in workers]
+
+
+@pytest.fixture(scope="module")
+@kept("distributed")
+def two_workers(django_db_setup, django_db_blocker):
+    """Two workers for this module and the next ones that import this fixture (tests/conftest.py KEPT)."""
     with django_db_blocker.unblock():
-        workers = [CeleryWorker(name, concurrency=2, log_dir=TEST_DATA, extra_env=env) for name in ("dist-a", "dist-b")]
-        for w in workers:
-            w.wait_ready()
-    yield workers
-    stop_all(workers)
+        return KEPT.get("distributed", start_two_workers)
 
 
 @pytest.fixture
@@ -86,6 +96,7 @@ def no_process_left(run, within=30.0):
 # ---------------------------------------------------------------- it works
 
 
+@pytest.mark.production
 def test_two_nodes_of_one_process_run_on_two_workers_with_a_driver_log_per_rank(workers, users, owner_client):
     run = runs.submit(users["owner"], toy(2, 1, steps=5))
     run = wait_for_run(run.id, timeout=90)
@@ -152,6 +163,7 @@ def test_64_is_accepted_for_the_run_settings(users, owner_client, setting):
     assert not problems, problems
 
 
+@pytest.mark.production
 def test_more_nodes_than_workers_fails_within_seconds_saying_why(workers, users):
     started = time.monotonic()
     run = wait_for_run(runs.submit(users["owner"], toy(3, 1)).id, timeout=60)
@@ -227,7 +239,7 @@ def test_one_rank_raising_stops_every_rank_and_the_node_shows_its_traceback(work
     no_process_left(run)
 
 
-@pytest.mark.parametrize("layout", [(2, 1), (1, 2)], ids=["2x1", "1x2"])
+@pytest.mark.parametrize("layout", [pytest.param((2, 1), marks=pytest.mark.production), (1, 2)], ids=["2x1", "1x2"])
 def test_a_rank_killed_is_named_with_its_signal_not_the_rank_that_lost_its_connection(workers, users, layout):
     """Issue 10: the node blamed rank 0 ("connection closed by peer"); rank 1 was killed first."""
     run = runs.submit(users["owner"], toy(*layout, steps=100000, step_seconds=0.05))
@@ -252,6 +264,7 @@ def test_a_rank_killed_is_named_with_its_signal_not_the_rank_that_lost_its_conne
     no_process_left(run)
 
 
+@pytest.mark.production
 def test_cancelling_ends_every_process_on_every_worker_and_logs_are_live(workers, users, owner_client):
     run = runs.submit(users["owner"], toy(2, 1, steps=100000, step_seconds=0.05))
     url = f"/api/runs/{run.id}/nodes/toy/log?file=70_driver_log_1.txt"
