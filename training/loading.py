@@ -67,10 +67,12 @@ def _collate_encoded(batch):
     return [data for data, _ in batch], torch.tensor([target for _, target in batch])
 
 
-def loader(data, args, device: torch.device, sampler, drop_last: bool = False) -> torch.utils.data.DataLoader:
-    """The DataLoader of a training: args.workers processes kept for the whole training, pinned
-    memory on a GPU (the copy to the device then overlaps the step)."""
-    workers = args.workers
+def loader(data, args, device: torch.device, sampler, drop_last: bool = False,
+           validation: bool = False) -> torch.utils.data.DataLoader:
+    """The DataLoader of a training: args.workers processes kept for the whole training (half as
+    many for validation, which runs a few seconds an epoch: each process holds its own copy of the
+    dataset's index and Python), pinned memory on a GPU (the copy to the device then overlaps the step)."""
+    workers = min(args.workers, max(2, args.workers // 2)) if validation else args.workers
     encoded = isinstance(data, EncodedImageDataset)
     return torch.utils.data.DataLoader(
         data, batch_size=args.batch_size, sampler=sampler, num_workers=workers, drop_last=drop_last,

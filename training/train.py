@@ -233,7 +233,7 @@ class _Run:
         set_seed(args.seed + args.rank)  # augmentations differ per rank
         self.train_loader = loading.loader(self.train_set, args, device, sampler=self.train_sampler,
                                            drop_last=drop_last(len(self.train_sampler), args.batch_size))
-        self.val_loader = loading.loader(self.val_set, args, device, sampler=val_sampler)
+        self.val_loader = loading.loader(self.val_set, args, device, sampler=val_sampler, validation=True)
         self.criterion = nn.CrossEntropyLoss()
         self.scaler = devices.grad_scaler(args.amp, device)
         trainable = [p for p in self.model.parameters() if p.requires_grad]  # the head alone when frozen
