@@ -233,7 +233,7 @@ def test_the_web_process_never_imports_torch(tmp_path):
     out = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result == {"bad": {}, "kinds": 12 + 2, "panes": 10 + 12 + 2, "heavy": []}  # + the two examples, out.stderr[-3000:]
+    assert result == {"bad": {}, "kinds": 12 + 4, "panes": 10 + 12 + 4, "heavy": []}  # + the four examples, out.stderr[-3000:]
 
 
 # ---------------------------------------------------------------- a new machine
