@@ -51,7 +51,7 @@ def test_a_modules_menu_runs_its_commands(page, users):
     # Run settings: the module selected, its Module tab scrolled to its run settings
     choose(page, "Run settings")
     page.wait_for_selector("#node-form[data-node=dist]")
-    assert page.evaluate("document.activeElement.id") == "rs-node_count"
+    assert page.evaluate("document.activeElement.id") == "rs-compute_target"  # the first of the run settings
     pane = page.locator("#tab-module").bounding_box()
     fieldset = page.locator("#node-form fieldset", has_text="Run settings").bounding_box()
     assert pane["y"] <= fieldset["y"] < pane["y"] + pane["height"]

@@ -91,5 +91,7 @@ def test_only_rank_0_logs_writes_metrics_and_saves(traced):
     rank0, rank1 = traced["logs"][0], traced["logs"][1]
     assert "2 process(es)" in rank0 and f"Epoch {EPOCHS}:" in rank0 and "kept the weights of epoch" in rank0
     assert rank1.startswith("rank 1 of 2 ")
-    for words in ("process(es)", "Epoch", "kept the weights", "validation"):
+    # each process says which device it uses, in its own log; the rest is rank 0's alone
+    assert "rank 0: CPU: " in rank0 and "rank 1: CPU: " in rank1 and "rank 0: CPU" not in rank1
+    for words in ("2 process(es)", "images, ", "Epoch", "kept the weights", "validation"):
         assert words not in rank1, rank1
