@@ -37,6 +37,22 @@ def wait(check, what: str, proc, timeout: float = 180):
     raise AssertionError(f"make run: no {what} in {timeout} s")
 
 
+def _signal_state() -> str:
+    """This process's ignored and blocked signals (what a child inherits across exec)."""
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return "; ".join(line for line in lines if line.startswith(("SigBlk", "SigIgn")))
+
+
+def _as_from_a_terminal() -> None:
+    """`make run` starts as from a shell: Ctrl-C and the stop signals neither ignored nor blocked.
+    A signal ignored when a non-interactive shell starts cannot be trapped there (POSIX), and the
+    test process's own state after a long session (a library's handler, a blocked mask) must not
+    decide whether Ctrl-C stops the recipe."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
 def test_make_run_starts_the_web_app_a_worker_and_the_serving_process(tmp_path):
     port, serving_port = free_port(), free_port()
     env = {**{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CHANNEL_LAYER_URL",
@@ -45,7 +61,8 @@ def test_make_run_starts_the_web_app_a_worker_and_the_serving_process(tmp_path):
     log = tmp_path / "make-run.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(["make", "--no-print-directory", "run", f"PORT={port}", f"SERVING_PORT={serving_port}"],
-                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_as_from_a_terminal)
     try:
         wait(lambda: f"Pipeline Designer: http://127.0.0.1:{port}/" in log.read_text(), "URL printed", proc)
         status, _ = wait(lambda: answer(f"http://127.0.0.1:{port}/accounts/login/"), "web app", proc)
@@ -76,7 +93,7 @@ def test_make_run_starts_the_web_app_a_worker_and_the_serving_process(tmp_path):
             time.sleep(0.2)
     deadline = time.monotonic() + 30
     while left := processes_of(env["DESIGNER_DATA_DIR"]):
-        assert time.monotonic() < deadline, f"still running 30 s after Ctrl-C: {left}"
+        assert time.monotonic() < deadline, f"still running 30 s after Ctrl-C: {left} (test process: {_signal_state()})"
         time.sleep(0.2)
 
 
