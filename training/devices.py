@@ -12,7 +12,9 @@ NVIDIA DeepLearningExamples: bf16 on Ampere and newer, fp16 with a gradient scal
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+from pathlib import Path
 
 import torch
 
@@ -180,9 +182,6 @@ def release(args) -> None:
 
 def record(folder, rank: int, device: torch.device, line: str) -> None:
     """<folder>/rank-<r>.json: the device of one process, for the node pane (small, one per rank)."""
-    import json
-    from pathlib import Path
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     info = {"rank": rank, "worker": os.environ.get("DESIGNER_WORKER") or os.uname().nodename,
