@@ -68,6 +68,7 @@ timed = @echo '$(1)'; t=$$(date +%s); trap 'echo "make test: $$(( $$(date +%s) -
 # script's pure modules with Node's own test runner), then everything else
 test: deps chromium
 	$(call timed,.venv/bin/lint-imports,lint-imports)
+	$(call timed,.venv/bin/mypy,mypy)
 	$(call timed,npm test --silent,the Node tests)
 	$(call timed,$(PY) -m pytest,the embedded pass)
 	$(call timed,$(PROD_ENV) $(PY) -m pytest -m production,the production pass)

@@ -36,6 +36,7 @@ import os
 import re
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -224,8 +225,9 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
     if not command:
         problems.add("command", "empty: the command line to run, such as 'python train.py --data {inputs.data}'")
         return
-    declared = {"inputs": {p.name: p for p in spec.inputs}, "params": {p.name: p for p in spec.params},
-                "outputs": {p.name: p for p in spec.outputs}}
+    inputs = {p.name: p for p in spec.inputs}
+    declared: dict[str, Mapping[str, Port | Param]] = {"inputs": inputs, "params": {p.name: p for p in spec.params},
+                                                       "outputs": {p.name: p for p in spec.outputs}}
     groups = list(_OPTIONAL_GROUP.finditer(command))
     outside = _OPTIONAL_GROUP.sub(" ", command)
     if "$[[" in outside:
@@ -233,7 +235,7 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
     for g in groups:
         if "$[[" in g.group(1):
             problems.add("command", f"optional groups cannot be nested: {short(g.group(0))}")
-        elif not any(group == "inputs" and name in declared["inputs"] and declared["inputs"][name].optional
+        elif not any(group == "inputs" and name in inputs and inputs[name].optional
                      for _, group, name in _placeholders(g.group(1))):
             problems.add("command", f"the optional group {short(g.group(0))} holds no optional input: it would never be dropped")
     for m, group, name in _placeholders(command):
@@ -243,7 +245,7 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
             known = ", ".join(declared[group]) or "none"
             problems.add("command", f"{m.group(0)} names no declared {group[:-1]} (declared {group}: {known})")
     for m, group, name in _placeholders(outside):
-        port = declared["inputs"].get(name) if group == "inputs" else None
+        port = inputs.get(name) if group == "inputs" else None
         if port is not None and port.optional:
             problems.add("command", f"{m.group(0)} is an optional input: put it in an optional group, "
                                     f"$[[--flag {m.group(0)}]], which is dropped when it is not connected")

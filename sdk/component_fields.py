@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from sdk.declarations import PORT_TYPES, AnyDirectory, Bool, Choice, Float, Int, Param, Port, Text
 from sdk.yamltext import short
@@ -150,8 +151,8 @@ def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | Non
         problems.add(f"{where}.type", f"{reason} (one of: {', '.join(PARAM_TYPES)})")
         return None
     _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *PARAM_FIELDS[kind]), f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter")
-    fields = {"label": _label(problems, where, decl, name), "name": name,
-              "help": text_field(problems, decl, "help", "", where).strip()}
+    fields: dict[str, Any] = {"label": _label(problems, where, decl, name), "name": name,
+                              "help": text_field(problems, decl, "help", "", where).strip()}
     if kind in ("int", "float"):
         fields.update(_range(problems, where, decl, kind))
     elif kind == "choice":

@@ -23,6 +23,7 @@ import io
 import math
 import threading
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from PIL import Image, ImageOps
@@ -72,6 +73,7 @@ def load_image(data: bytes, max_bytes: int = MAX_IMAGE_BYTES, max_pixels: int = 
     except BadImage:
         raise
     except (Image.DecompressionBombWarning, Image.DecompressionBombError):
+        assert Image.MAX_IMAGE_PIXELS is not None  # PIL checks for bombs only when it has a limit
         raise BadImage(f"the image declares more than the {Image.MAX_IMAGE_PIXELS / 1e6:.0f} megapixels PIL opens safely, "
                        f"the limit is {max_pixels / 1e6:g} megapixels", 413) from None
     except Image.UnidentifiedImageError:
@@ -90,6 +92,7 @@ def image_size(data: bytes) -> tuple[int, int]:
             with Image.open(io.BytesIO(data)) as img:
                 return img.size
     except Image.DecompressionBombError:
+        assert Image.MAX_IMAGE_PIXELS is not None  # PIL checks for bombs only when it has a limit
         raise BadImage(f"the image declares more than the {2 * Image.MAX_IMAGE_PIXELS / 1e6:.0f} megapixels PIL opens "
                        "at all", 413) from None
     except Image.UnidentifiedImageError:
@@ -132,7 +135,8 @@ class Preprocessor:
         if not isinstance(preprocessing, dict):
             raise ValueError(f"preprocessing must be the object of preprocessing.json, got {type(preprocessing).__name__}")
         self.steps = [_checked(i, s) for i, s in _inference_steps(preprocessing.get("transforms"))]
-        self.mean = self.std = None
+        self.mean: np.ndarray | None = None
+        self.std: np.ndarray | None = None
         normalize = preprocessing.get("normalize")
         if normalize is not None:
             try:
@@ -149,7 +153,7 @@ class Preprocessor:
             pixels = _APPLY[op](pixels, **args)
         out = np.ascontiguousarray(pixels.transpose(2, 0, 1)).astype(np.float32)
         out *= np.float32(1.0 / 255)  # torchvision's ToDtype(float32, scale=True)
-        if self.mean is not None:
+        if self.mean is not None and self.std is not None:  # both or neither
             out = (out - self.mean) / self.std
         return out
 
@@ -216,7 +220,7 @@ def _padding(padding) -> tuple[int, int, int, int]:
         return (values[0],) * 4
     if len(values) == 2:
         return values[0], values[1], values[0], values[1]
-    return tuple(values)
+    return values[0], values[1], values[2], values[3]
 
 
 def _fill(fill) -> np.ndarray:
@@ -328,4 +332,4 @@ def _grayscale(pixels: np.ndarray) -> np.ndarray:
 
 
 _BAND = 256
-_APPLY = {"resize": _resize, "center_crop": _center_crop, "pad": _pad, "grayscale": _grayscale}
+_APPLY: dict[str, Callable[..., np.ndarray]] = {"resize": _resize, "center_crop": _center_crop, "pad": _pad, "grayscale": _grayscale}

@@ -62,7 +62,7 @@ def stop_requested() -> bool:
     on rank 0 and share its answer (torch.distributed.broadcast): ranks on other machines may not
     see the request."""
     path = os.environ.get(STOP_FILE_ENV)
-    return bool(path) and Path(path).exists()
+    return Path(path).exists() if path else False
 
 
 def _whole(name: str, what: str, n) -> int | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -25,7 +26,10 @@ PREPROCESSING_FILE = "preprocessing.json"
 BATCH = 64
 
 sys.path.insert(0, str(HERE))  # preprocess.py, beside this file (python -I leaves the script's folder out)
-from preprocess import BadImage, Preprocessor, load_image  # noqa: E402
+if TYPE_CHECKING:  # that copy's original, for the type checker: an archive holds no sdk
+    from sdk.preprocess import BadImage, Preprocessor, load_image
+else:
+    from preprocess import BadImage, Preprocessor, load_image
 
 
 def load(folder: Path = HERE):

@@ -30,7 +30,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sdk import compat
@@ -60,7 +60,7 @@ KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "LC_ALL", "
 KEPT_PREFIXES = ("TORCHELASTIC_", "NCCL_", "GLOO_", "LC_")
 
 
-def clean_environment(extra: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+def clean_environment(extra: dict[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a command runs with: of `base` (default: this process's), only the
     variables KEPT or starting with KEPT_PREFIXES, then `extra` on top (which should hold
     only such variables too)."""

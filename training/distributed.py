@@ -161,6 +161,7 @@ class GlobalBatchNorm(nn.BatchNorm2d):
         mean = total[:channels] / n
         var = (total[channels:2 * channels] / n - mean * mean).clamp_min(0)
         if self.track_running_stats:
+            assert self.running_mean is not None and self.running_var is not None and self.num_batches_tracked is not None
             with torch.no_grad():
                 self.num_batches_tracked.add_(1)
                 factor = self.momentum if self.momentum is not None else 1.0 / self.num_batches_tracked.item()

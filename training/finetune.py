@@ -68,7 +68,7 @@ def fine_tuned_from(spec: dict, meta: dict | None = None) -> dict | None:
     its architecture and classes, and its registered name and version when it came from the registry."""
     if not spec.get("classes"):
         return None
-    registered = {k: meta[k] for k in REGISTERED if (meta or {}).get(k) is not None}
+    registered = {k: v for k in REGISTERED if (v := (meta or {}).get(k)) is not None}
     return {"model_name": spec["model_name"], "classes": [str(c) for c in spec["classes"]], **registered}
 
 

@@ -71,6 +71,7 @@ class NodeProcess:
         append_log(self.mpi_log, f"{self.prefix}: {text}")
 
     def _copy(self) -> None:
+        assert self.proc.stdout is not None  # started with stdout=PIPE
         with self.mpi_log.open("a", encoding="utf-8", buffering=1) as out:
             for raw in self.proc.stdout:
                 out.write(f"{self.prefix}: {raw.decode(errors='replace').rstrip()}\n")

@@ -125,7 +125,8 @@ def iterate(data_loader):
 
 @contextlib.contextmanager
 def _children_allowed():
-    config = multiprocessing.current_process()._config  # the flag the refusal reads
+    # the flag the refusal reads: a private attribute of CPython's, which typeshed leaves out
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     daemon = config.get("daemon")
     config["daemon"] = False
     try:

@@ -62,7 +62,7 @@ def package(folder: Path, log=_quiet) -> dict:
         seconds["onnx"] = round(time.monotonic() - started, 2)
         log(f"exported {onnx_model.ONNX_FILE} (opset {onnx_export.OPSET}) in {seconds['onnx']:.1f} s; "
             f"largest difference from PyTorch {difference:.2e}")
-    onnx_model.write_preprocessing(folder, info, tuple(example.shape[2:]))
+    onnx_model.write_preprocessing(folder, info, (example.shape[2], example.shape[3]))
     _copy(Path(preprocess.__file__), folder / PREPROCESS_FILE)
     _copy(PREDICT_SOURCE, folder / PREDICT_FILE)
     (folder / README_FILE).write_text(readme(info, preprocessing, fixed and list(example.shape[2:])))

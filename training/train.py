@@ -88,8 +88,8 @@ def load_data(args):
     train_set = loading.dataset(train_dir, classes, train_tf, args.decode_on_device)
     val_set = loading.dataset(val_dir, classes, val_tf, args.decode_on_device)
     if args.distributed:
-        train_sampler = torch.utils.data.distributed.DistributedSampler(train_set, shuffle=True, seed=args.seed)
-        val_sampler = dist_utils.ShardSampler(val_set, args.rank, args.world_size)
+        train_sampler: torch.utils.data.Sampler = torch.utils.data.distributed.DistributedSampler(train_set, shuffle=True, seed=args.seed)
+        val_sampler: torch.utils.data.Sampler = dist_utils.ShardSampler(val_set, args.rank, args.world_size)
     else:
         generator = torch.Generator().manual_seed(args.seed)
         train_sampler = torch.utils.data.RandomSampler(train_set, generator=generator)
@@ -177,10 +177,10 @@ def evaluate(model, criterion, data_loader, device, num_classes: int, args=None)
             sums += torch.stack([criterion(output, targets).double() * targets.shape[0], hits[:, 0].sum().double(),
                                  hits.any(dim=1).sum().double()])
             seen += targets.shape[0]
-    loss_sum, correct1, correct5, seen = dist_utils.reduce_sum([*sums.tolist(), float(seen)], device)
-    result = {"validation_loss": loss_sum / seen, "validation_top1_accuracy": correct1 / seen}
+    loss_sum, correct1, correct5, total = dist_utils.reduce_sum([*sums.tolist(), float(seen)], device)
+    result = {"validation_loss": loss_sum / total, "validation_top1_accuracy": correct1 / total}
     if num_classes >= 5:
-        result["validation_top5_accuracy"] = correct5 / seen
+        result["validation_top5_accuracy"] = correct5 / total
     return result
 
 
@@ -211,8 +211,7 @@ def main(args, reporter: Reporter | None = None) -> dict:
 
 
 def _report_device(args, device, reporter: Reporter) -> None:
-    """Every process says in its own driver log which device it trains on (and records it for the
-    node pane: --devices-dir)."""
+    """Every process says in its own driver log which device it trains on (and records it for the node pane: --devices-dir)."""
     decode = "JPEG decoded on the GPU (nvJPEG)" if args.decode_on_device and device.type == "cuda" else \
         "JPEG decoded by torchvision" if args.decode_on_device else "images decoded by Pillow"
     line = (f"rank {args.rank}: {devices.describe(device)}; mixed precision {args.amp}; "
@@ -302,7 +301,7 @@ def _build_model(args, spec: dict, classes: list[str], device, reporter: Reporte
     model, start = finetune.start_model(spec, classes, Path(args.model_dir))
     if start:
         reporter.log(start)
-    model = model.to(device, memory_format=devices.memory_format(device))
+    model = model.to(device, memory_format=devices.memory_format(device))  # type: ignore[call-overload]  # torch's stubs miss this pair
     if args.distributed and args.sync_bn:
         model = dist_utils.convert_sync_batchnorm(model)
         reporter.log("Sync BatchNorm: batch-norm statistics over the global batch of "
@@ -343,6 +342,7 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
             break
     origin = finetune.fine_tuned_from(spec, start.meta)
     info = {**({"fine_tuned_from": origin} if origin else {}), **run.summary()}
+    assert run.keeper.best_state is not None  # else run.summary() raised TrainingDivergedError
     if dist_utils.is_main_process():
         models.write_trained(output_dir, spec, run.keeper.best_state, info)
     reporter.log(f"kept the weights of epoch {info['best_epoch']} (validation loss {info['validation_loss']:.4f}, "

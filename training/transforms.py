@@ -16,7 +16,7 @@ def build_transform(recipe: dict | None, mode: str | None = None, normalize: tup
     or None: the mode recorded on the recipe). PIL image in, float32 tensor 3xHxW in [0, 1] out;
     `normalize=(mean, std)` appends a Normalize. A None recipe gives just the conversion."""
     transforms = [v2.ToImage(), v2.RGB()]
-    erasing = []
+    erasing: list[v2.Transform] = []
     for s in active_steps(recipe, mode):
         t = _torchvision_step(s)
         # erasing works on float tensors only: keep it after the conversion, as torchvision does

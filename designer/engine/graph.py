@@ -105,7 +105,7 @@ def unstorable_problems(doc: dict, catalogue=None) -> list[Problem]:
         if node is not None and len(where) == 4 and where[2] == "parameters":
             module = catalogue.for_node(node) if catalogue is not None else None
             param = module.param(where[3]) if module is not None else None
-            label = f"{module.label}: {param.label}" if param else f"{node.get('kind')}: {where[3]}"
+            label = f"{module.label}: {param.label}" if module is not None and param else f"{node.get('kind')}: {where[3]}"
             problems.append(Problem(f"{label}: {reason}", "bad_value", node=nid, param=where[3]))
         elif where[:1] == ("parameters",) and len(where) == 3:
             name = str(doc["parameters"][where[1]].get("name"))
@@ -284,7 +284,7 @@ def inputs_of(doc: dict, node_id: str) -> dict[str, tuple[str, str]]:
 
 
 def upstream_of(doc: dict) -> dict[str, set[str]]:
-    up = {n["id"]: set() for n in doc["nodes"]}
+    up: dict[str, set[str]] = {n["id"]: set() for n in doc["nodes"]}
     for link in doc["links"]:
         up[link["to"]["node"]].add(link["from"]["node"])
     return up
@@ -293,7 +293,8 @@ def upstream_of(doc: dict) -> dict[str, set[str]]:
 def pin_versions(doc: dict, catalogue) -> dict:
     """Each component node without a version gets the latest one (in place; returned): a pipeline
     keeps the version it was saved or submitted with when a new one is added."""
-    nodes = doc.get("nodes") if isinstance(doc.get("nodes"), list) else []  # (a wrong shape: validate() says so)
+    nodes = doc.get("nodes")
+    nodes = nodes if isinstance(nodes, list) else []  # (a wrong shape: validate() says so)
     for node in nodes:
         module = catalogue.get(node.get("kind")) if isinstance(node, dict) and "version" not in node else None
         if module is not None and module.component is not None:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from designer.engine.problems import PipelineInvalid, Problem, labelled
-from sdk.declarations import Bool, Float, Int, Param, Text
+from sdk.declarations import Bool, Float, Int, Module, Param, Text
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 NAME_RULE = "a letter or _, then letters, digits or _ (64 characters at most)"
@@ -61,7 +61,7 @@ def _type_error(type_: str, value) -> str | None:
     return _PARAM_CLASS[type_]("value").check(value)
 
 
-def _bindings(doc: dict, catalogue) -> Iterator[tuple[str, type, str, str]]:
+def _bindings(doc: dict, catalogue) -> Iterator[tuple[str, type[Module], str, str]]:
     """(node id, module, module parameter name, pipeline parameter name) of every binding of a
     node whose module is installed (an unknown kind is graph.validate()'s problem)."""
     for node in doc["nodes"]:
@@ -206,8 +206,9 @@ def _value_problems(doc: dict, decl: dict, value, catalogue) -> list[Problem]:
         return [Problem(f"pipeline parameter {name!r}: {error}", "out_of_range", pipeline_parameter=name)]
     found = []
     for nid, module, module_param, bound in _bindings(doc, catalogue):
-        if bound == name:
-            error = _bound_error(module, module.param(module_param), name, "its value", value)
+        param = module.param(module_param)
+        if bound == name and param is not None:  # a binding to no parameter is problems()'s, checked first
+            error = _bound_error(module, param, name, "its value", value)
             if error:
                 found.append(Problem(error, "out_of_range", node=nid, param=module_param, pipeline_parameter=name))
     return found
@@ -244,7 +245,7 @@ def coerce(declaration: dict, raw_text: str):
 
 def metrics(doc: dict, catalogue) -> set[str]:
     """The metric names the document's modules emit (what a sweep may optimise)."""
-    found = set()
+    found: set[str] = set()
     for node in doc["nodes"]:
         module = catalogue.for_node(node)
         if module is not None:

@@ -58,7 +58,8 @@ def node_names(doc: dict, catalogue) -> dict[str, str]:
     """{node id: how a message names it}: its module's label (installed modules only), with
     the id in brackets where two nodes share that label: "ResNet", "Train PyTorch Model (n5)".
     A malformed document (a schema problem) names the nodes it can."""
-    labels, seen = {}, Counter()
+    labels: dict[str, str] = {}
+    seen: Counter[str] = Counter()
     for node in doc.get("nodes", []) if isinstance(doc, dict) and isinstance(doc.get("nodes"), list) else []:
         if isinstance(node, dict) and isinstance(node.get("id"), str) and isinstance(node.get("kind"), str):
             try:

@@ -87,7 +87,7 @@ class RunGraph:
         """The nodes whose status next_steps() needs after `changed` changed: their children,
         every descendant of a blocking one (it spreads "not run"), and the parents of those."""
         scope: set[str] = set()
-        spreading = deque()
+        spreading: deque[str] = deque()
         for node in changed:
             scope.update(self.children[node])
             if status.get(node) in BLOCKING:

@@ -6,6 +6,8 @@ Pipeline Designer.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 CURRENT = 3
 OLDEST = 1
 
@@ -23,7 +25,7 @@ def _add_compute_targets(doc: dict) -> dict:
     return {**doc, "schema_version": 3}
 
 
-MIGRATIONS: dict[int, callable] = {
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {
     1: _add_parameters,
     2: _add_compute_targets,
 }

@@ -17,6 +17,8 @@ import difflib
 import math
 import sys
 from dataclasses import dataclass, fields
+from functools import partial
+from typing import Any, TypeGuard
 
 from designer.engine.graph import Problem
 from sdk.yamltext import short
@@ -27,7 +29,7 @@ REQUIRED = ("sampling", "parameter_space", "primary_metric_name", "primary_metri
 SAMPLINGS = ("random", "grid", "bayesian")
 GOALS = ("maximize", "minimize")
 # each expression and the names of its values, as HyperDrive documents them (choice: any number)
-EXPRESSIONS = {
+EXPRESSIONS: dict[str, tuple[str, ...] | None] = {
     "choice": None, "randint": ("upper",),
     "uniform": ("low", "high"), "quniform": ("low", "high", "q"),
     "loguniform": ("min_value", "max_value"), "qloguniform": ("min_value", "max_value", "q"),
@@ -109,8 +111,7 @@ class SweepConfig:
 
 
 def grid_size(config: SweepConfig) -> int | None:
-    """How many points a grid sweep has (the product of its choices' lengths: counted, never
-    listed); None otherwise."""
+    """How many points a grid sweep has (the product of its choices' lengths: counted, never listed); None otherwise."""
     return math.prod(len(e.values) for e in config.parameter_space) if config.sampling == "grid" else None
 
 
@@ -120,11 +121,11 @@ def _kind(value) -> str:
     return {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping"}.get(type(value)) or short(value)
 
 
-def _is_number(value) -> bool:  # a YAML `true` is no number, nor an integer past every float
+def _is_number(value) -> TypeGuard[float]:  # a YAML `true` is no number, nor an integer past every float
     return isinstance(value, float) and math.isfinite(value) or type(value) is int and abs(value) <= sys.float_info.max
 
 
-def _is_whole(value) -> bool:  # 2.0 too
+def _is_whole(value) -> TypeGuard[float]:  # 2.0 too
     return _is_number(value) and float(value).is_integer()
 
 
@@ -170,9 +171,8 @@ class _Checker:
 
 
 def check(raw: dict, parameters: list[dict] | None, metrics: set[str] | None) -> SweepConfig:
-    """Check a configuration against the pipeline's parameter declarations ({name, type, default,
-    min?, max?}) and the metric names its modules emit; None skips those checks (a stored form).
-    Raises SweepConfigInvalid naming every problem."""
+    """Check a configuration against the pipeline's parameter declarations ({name, type, default, min?, max?}) and
+    the metric names its modules emit; None skips those checks (a stored form). Raises SweepConfigInvalid naming every problem."""
     c = _Checker()
     if not isinstance(raw, dict):
         c.add("configuration", f"must be a mapping of keys (sampling, parameter_space, ...), not {_kind(raw)}", "not_a_mapping")
@@ -194,6 +194,7 @@ def check(raw: dict, parameters: list[dict] | None, metrics: set[str] | None) ->
         _grid_bound(c, space)
     if c.problems:
         raise SweepConfigInvalid(c.problems)
+    assert isinstance(sampling, str) and policy and metric and goal  # each is a problem above when missing or wrong
     return SweepConfig(sampling, space, policy, metric, goal, *limits)
 
 
@@ -228,8 +229,7 @@ def _limits(c: _Checker, raw: dict) -> tuple:
     if duration is not None and (not _is_number(duration) or not 0 < duration <= MAX_DURATION_MINUTES):
         c.add("max_duration_minutes", f"must be a number of minutes above 0 and at most {MAX_DURATION_MINUTES:,} (a year), "
                                       f"got {_fmt(duration)}", "out_of_range")
-    seed = raw.get("seed")
-    return total, concurrent, duration, None if seed is None else c.whole(raw, "seed", 0, 2**32 - 1)
+    return total, concurrent, duration, None if raw.get("seed") is None else c.whole(raw, "seed", 0, 2**32 - 1)
 
 
 _POLICY_ALIASES = {name.lower().removesuffix("policy"): name for name in POLICY_FIELDS}  # bandit, medianstopping, ...
@@ -247,7 +247,7 @@ def _policy(c: _Checker, raw) -> Policy | None:
         return c.add("policy.type", f"{what} (one of {_one_of(POLICY_FIELDS)})", "unknown_policy")
     before = len(c.problems)
     c.unknown_keys(raw, POLICY_FIELDS[name], "policy.", name)
-    values = {"evaluation_interval": 1, "delay_evaluation": 0}
+    values: dict[str, Any] = {"evaluation_interval": 1, "delay_evaluation": 0}
     for key, low in (("evaluation_interval", 1), ("delay_evaluation", 0)):
         if key in raw and key in POLICY_FIELDS[name]:
             values[key] = c.whole(raw, key, low, prefix="policy.")
@@ -275,7 +275,8 @@ def _space(c: _Checker, raw: dict, sampling: str | None, parameters: list[dict] 
         not_a_list = "" if isinstance(entries, list) else f", not {_kind(entries)}"
         return c.add("parameter_space", "must list at least one {name, expression, values}" + not_a_list, "empty_space") or ()
     declared = None if parameters is None else {p["name"]: p for p in parameters}
-    space, seen = [], {}
+    space: list[Expression] = []
+    seen: dict[str, int] = {}
     for i, entry in enumerate(entries):
         expression = _expression(c, i, entry, sampling, declared)
         if expression is None:
@@ -293,13 +294,9 @@ def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict
     if not isinstance(entry, dict):
         return c.add(field, f"must be a mapping {{name, expression, values}}, not {_kind(entry)}", "invalid_expression")
     name = entry.get("name")
-    where = f"{field} ({_name(name)})" if isinstance(name, str) else field
-    param = name if isinstance(name, str) else None
+    where, param = (f"{field} ({_name(name)})", name) if isinstance(name, str) else (field, None)
     before = len(c.problems)
-
-    def add(message: str, code: str) -> None:
-        c.add(field, message, code, param, where)
-
+    add = partial(c.add, field, param=param, where=where)  # add(message, code)
     keys = ("name", "expression", "values")
     odd = [f"missing {k}" for k in keys if k not in entry] + [f"unknown key {k}" for k in entry if k not in keys]
     if odd:
@@ -315,13 +312,16 @@ def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict
         add(f"grid sampling takes choice only, as HyperDrive's GridParameterSampling does (not {kind})", "grid_needs_choice")
     if "name" in entry and declared is not None:
         _against_declaration(add, name, kind, values if shaped else None, declared)
-    return Expression(name, kind, tuple(values)) if len(c.problems) == before else None
+    if len(c.problems) > before:
+        return None
+    assert isinstance(name, str) and isinstance(kind, str) and isinstance(values, list)  # else a problem above
+    return Expression(name, kind, tuple(values))
 
 
-def _values(add, kind: str, values) -> bool:
+def _values(add, kind: str, values) -> bool | None:
     """The values' count, types and order for their expression (HyperDrive's meanings); True when
     they have the expression's shape (so that their range can be checked)."""
-    labels = EXPRESSIONS[kind]
+    labels = EXPRESSIONS[kind] or ()  # choice: any number
     takes = f"{kind} takes [{', '.join(labels)}]" if labels else "choice takes [value, value, ...]"
     if not isinstance(values, list):
         return add(f"values must be a list ({takes}), not {_kind(values)}", "invalid_values")

@@ -28,6 +28,7 @@ import optuna
 import sqlalchemy.exc
 from optuna.pruners import BasePruner, NopPruner
 from optuna.samplers import BaseSampler, RandomSampler, TPESampler
+from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from designer.engine.sweep_config import Policy, SweepConfig, grid_size
@@ -85,7 +86,7 @@ class Asked:
 
 def create_study(storage, name: str, config: SweepConfig) -> optuna.Study:
     """A new study for a sweep (its direction from primary_metric_goal); `name` must be new."""
-    study = optuna.create_study(storage=storage, study_name=name, direction=config.primary_metric_goal,
+    study = optuna.create_study(storage=storage, study_name=name, direction=StudyDirection[config.primary_metric_goal.upper()],
                                 sampler=_sampler(config), pruner=pruner(config))
     study.set_user_attr("config", config.as_dict())
     return study
@@ -157,7 +158,7 @@ def tell(study: optuna.Study, number: int, state: str, value: float | None) -> N
     final = STATES[state]
     if final == TrialState.COMPLETE and (value is None or math.isnan(value)):
         final = TrialState.FAIL
-    study.tell(number, float(value) if final == TrialState.COMPLETE else None, state=final, skip_if_finished=True)
+    study.tell(number, float(value) if final == TrialState.COMPLETE and value is not None else None, state=final, skip_if_finished=True)
 
 
 def exhausted(study: optuna.Study, config: SweepConfig) -> bool:
@@ -191,7 +192,9 @@ class _Grid(BaseSampler):
     which ask-and-tell has not): the caller asks exhausted()."""
 
     def __init__(self, config: SweepConfig):
-        self._config, self._size = config, grid_size(config)
+        size = grid_size(config)
+        assert size is not None, "a grid sampler for a sweep that samples no grid"
+        self._config, self._size = config, size
         self._points: dict[int, dict] = {}
 
     def _point(self, trial: FrozenTrial) -> dict:
@@ -218,7 +221,8 @@ class _SeededPerTrial(BaseSampler):
     that load the study never draw the same values (a RandomSampler(seed) in each would)."""
 
     def __init__(self, make, seed: int):
-        self._make, self._seed, self._by_number = make, seed, {}
+        self._make, self._seed = make, seed
+        self._by_number: dict[int, BaseSampler] = {}
 
     def _for(self, trial: FrozenTrial) -> BaseSampler:
         if trial.number not in self._by_number:
@@ -273,7 +277,7 @@ def _cast(value, ptype: str | None, low: float | None, high: float | None):
         value = min(max(value, low if low is not None else value), high if high is not None else value)
     if ptype == "int":
         return int(round(value))
-    return {"float": float, "bool": bool, "string": str}.get(ptype, lambda v: v)(value)
+    return {"float": float, "bool": bool, "string": str}.get(ptype or "", lambda v: v)(value)
 
 
 # -- early termination -------------------------------------------------------------------------------------
@@ -332,11 +336,13 @@ class BanditPolicy(_HyperDrivePolicy):
 
     def _stop(self, trial, others, step) -> bool:
         value = self._best(trial, step)
+        assert value is not None  # prune() asks only when the trial's value at `step` is a number
         finite = [v for v in [value] + [self._best(t, step) for t in others] if v is not None]
         best = max(finite) if self.maximize else min(finite)
         factor, amount = self.policy.slack_factor, self.policy.slack_amount
         if factor is not None:
             return value < best / (1 + factor) if self.maximize else value > best * (1 + factor)
+        assert amount is not None  # a BanditPolicy has slack_factor or slack_amount (sweep_config)
         return value < best - amount if self.maximize else value > best + amount
 
     def _best(self, trial: FrozenTrial, step: int) -> float | None:
@@ -363,8 +369,11 @@ class TruncationSelectionPolicy(_HyperDrivePolicy):
 
     def _stop(self, trial, others, step) -> bool:
         own = self.score(trial.intermediate_values[step])
-        scores = [s for s in [own] + [self.score(_at(t, step)) for t in others] if math.isfinite(s)]
-        return len(scores) >= 2 and own < float(np.percentile(scores, self.policy.truncation_percentage))
+        at_step = [v for t in others if (v := _at(t, step)) is not None]  # prune() compares only such trials
+        scores = [s for s in [own] + [self.score(v) for v in at_step] if math.isfinite(s)]
+        percentage = self.policy.truncation_percentage
+        assert percentage is not None  # a TruncationSelectionPolicy has one (sweep_config)
+        return len(scores) >= 2 and own < float(np.percentile(scores, percentage))
 
 
 def grid_point(config: SweepConfig, index: int) -> dict:

@@ -55,7 +55,8 @@ def parse_line(line: str) -> list[dict]:
     that is malformed raises ValueError saying which word and why (no figure of it is taken)."""
     if not is_metric_line(line):
         return []
-    figures, ints = {}, {"step": None, "steps": None}
+    figures: dict[str, float] = {}
+    ints: dict[str, int | None] = {"step": None, "steps": None}
     for word in line.split()[1:]:
         name, sep, text = word.partition("=")
         if not sep or not text:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sdk.compat.recording import note, note_once, record
 
@@ -47,7 +48,7 @@ class ActiveRun:
     def __enter__(self) -> ActiveRun:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:  # never swallows the exception
         end_run("FAILED" if exc_type else "FINISHED")
         return False
 

@@ -18,6 +18,7 @@ prints what it was asked to log, as the original's offline run does
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from sdk.compat.recording import in_designer, note, note_once, number, record
 
@@ -30,7 +31,7 @@ class Run:
         self._offline = offline
         self._parent = parent
         self._tags: dict[str, str] = {}
-        self._logged: dict[str, object] = {}
+        self._logged: dict[str, Any] = {}  # a value, a list, or rows (dicts)
 
     @classmethod
     def get_context(cls, allow_offline: bool = True, **_kwargs) -> Run:
