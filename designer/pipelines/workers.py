@@ -33,7 +33,8 @@ def targets() -> dict[str, tg.Target]:
     are all down still exists, and its nodes wait for one), each with its live workers."""
     found = {name: [] for name in Worker.objects.exclude(compute_target="").values_list("compute_target", flat=True).distinct()}
     for w in live_workers().exclude(compute_target="").only("hostname", "cpus", "gpus", "compute_target"):
-        found[w.compute_target].append(tg.Member(w.hostname, w.units, w.unit_name))
+        # setdefault: a worker may have registered between the two queries
+        found.setdefault(w.compute_target, []).append(tg.Member(w.hostname, w.units, w.unit_name))
     return {name: tg.Target(name, tuple(live)) for name, live in found.items()}
 
 
