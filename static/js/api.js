@@ -12,13 +12,19 @@ export const paths = {
   socket: (loc, runId, after) => `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws/runs/${runId}/?after=${after}`,
 };
 
+/** @type {string | null} */
 let token = null;
-/** The CSRF token Django put in the page (the body's hx-headers, which htmx sends too). */
+/** The CSRF token Django put in the page (the body's hx-headers, which htmx sends too).
+ * @returns {string} */
 export function csrfToken() {
-  if (token === null) token = JSON.parse(document.body.getAttribute('hx-headers'))['X-CSRFToken'];
+  if (token === null) {
+    const headers = /** @type {string} */ (document.body.getAttribute('hx-headers')); // every page has them
+    token = /** @type {string} */ (JSON.parse(headers)['X-CSRFToken']);
+  }
   return token;
 }
 
+/** @returns {Promise<{ok: boolean, status: number, data: any}>} data: the JSON answer, null when there is none */
 export async function api(method, url, body) {
   const opts = { method, headers: { 'X-CSRFToken': csrfToken(), Accept: 'application/json' } };
   if (body !== undefined) {

@@ -1,3 +1,4 @@
+// @ts-nocheck: DOM-heavy (X6 and dagre, globals of classic scripts); tsconfig.json checks the pure modules
 /* The canvas: AntV X6 (a classic script, global X6) with its plugins, the pipeline drawn on it,
  * the draft read back from it, and dagre's layout (global dagre); the minimap is minimap.js.
  * Run status paints never enter the undo history (option `ignoreHistory`, see SILENT). */

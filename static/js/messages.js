@@ -4,7 +4,9 @@
 import { $, button, h, withCode } from './dom.js';
 
 const NOTE_MS = 4000; // an info note clears by itself after this; errors stay until dismissed
-let noteTimer = null;
+/** @type {number | undefined} */
+let noteTimer;
+/** @type {(() => boolean) | null} */
 let holds = null; // the condition of the banner shown, if it has one
 
 function hide(el) {

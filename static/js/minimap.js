@@ -1,3 +1,4 @@
+// @ts-nocheck: DOM-heavy (X6's MiniMap plugin, a global of a classic script); tsconfig.json checks the pure modules
 /* The minimap of the canvas (X6's MiniMap plugin): plain boxes, a click centres the view there,
  * and its viewport frame kept inside it. */
 

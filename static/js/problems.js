@@ -67,6 +67,7 @@ export function problemsView(canvas, modules, initial) {
     painted = { nodes: new Set(marks.byNode.keys()), links: marks.links };
   }
 
+  /** @type {(name: string) => void} */
   let showParam = () => {}; // set by the page: show a pipeline parameter's card
   function goTo(p) {
     const n = p.node && graph.getCellById(p.node);

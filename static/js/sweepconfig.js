@@ -182,7 +182,7 @@ export function parseYaml(text, YAML) {
     const config = YAML.parse(text);
     if (!config || typeof config !== 'object' || Array.isArray(config)) return { error: 'the YAML must be a mapping (sampling: ..., parameter_space: ...)' };
     return { config };
-  } catch (e) {
+  } catch (/** @type {any} */ e) { // YAML's errors say where (linePos)
     const where = e.linePos && e.linePos[0] ? `line ${e.linePos[0].line}: ` : '';
     return { error: `${where}${String(e.message).split('\n')[0]}` };
   }

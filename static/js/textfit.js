@@ -45,7 +45,7 @@ export function wrapText(text, width, size, maxLines = 2) {
   const words = String(text).split(/\s+/).filter(Boolean);
   const lines = [];
   while (words.length && lines.length < maxLines - 1) {
-    let line = words.shift();
+    let line = /** @type {string} */ (words.shift()); // words is not empty
     while (words.length && textWidth(`${line} ${words[0]}`, size) <= width) line += ` ${words.shift()}`;
     if (textWidth(line, size) > width) { words.unshift(line); break; } // one long word: cut below
     lines.push(line);

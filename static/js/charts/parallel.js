@@ -71,7 +71,7 @@ const EPS = 1e-9;
 function linearValues(lo, hi, whole) {
   const rough = (hi - lo) / 5;
   const power = 10 ** Math.floor(Math.log10(rough));
-  let step = [1, 2, 5, 10].map((k) => k * power).find((s) => s >= rough * (1 - EPS));
+  let step = /** @type {number} */ ([1, 2, 5, 10].map((k) => k * power).find((s) => s >= rough * (1 - EPS))); // 10 * power at most
   if (whole) step = Math.max(1, Math.round(step));
   const values = [];
   for (let v = Math.ceil(lo / step - EPS) * step; v <= hi + step * EPS; v += step) values.push(Number(v.toPrecision(12)));

@@ -34,8 +34,9 @@ export function cssColours(root = document.documentElement) {
 
 /** Colour every chart of the page, now and when the system's colour scheme changes. */
 export function themeCharts(Chart) {
-  let colours = cssColours();
-  if (!Chart || !colours) return;
+  const found = cssColours();
+  if (!Chart || !found) return;
+  let colours = found;
   // a chart copies Chart.defaults' colours into its options when it is made: those it holds are
   // Chart.js's own (as they were before this), or this theme's
   const before = { text: Chart.defaults.color, grid: Chart.defaults.borderColor };
