@@ -15,8 +15,10 @@ a figure without a step numbered as it comes, sdk.formats.metrics.Steps),
 asks `check_cancelled()`, creates the stop file when `stop_requested()` says so, and watches the
 timeout. However it ends (finished, failed, cancelled, timed out, an error here), every process
 of the group is ended (SIGTERM, a grace, SIGKILL) before `run` returns or raises; so is any
-process that left the group (setsid, a daemon's double fork): each carries the command's
-COMMAND_ID_ENV in its environment, and every live process of this user that has it is killed.
+process that left the group (setsid, a daemon's double fork), also one that emptied its environment:
+the command runs under training/reaper.py, a child subreaper to which such a process is given when
+its parent ends, and which kills it when the command ends; as a second net each process carries the
+command's COMMAND_ID_ENV in its environment, and every live process of this user that has it is killed.
 
 No torch here: this runs in the Celery worker; the script imports what it needs.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -39,6 +42,7 @@ from sdk.formats.metrics import Follower, Steps
 from sdk.script import METRICS_FILE_ENV, STOP_FILE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
+REAPER = Path(__file__).resolve().parent / "reaper.py"
 STOP_GRACE_SECONDS = 5.0  # how long the processes have to leave after SIGTERM before they are killed
 POLL_SECONDS = 0.1
 TAIL_LINES = 20  # of the output, in the error of a command that failed
@@ -115,9 +119,13 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
     env = environment(metrics_file, stop_file) if env is None else env
     command_id = secrets.token_hex(16)
     argv = python_argv(argv)
+    env = clean_environment({**env, COMMAND_ID_ENV: command_id})
     with log_path.open("ab") as out:
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=clean_environment({**env, COMMAND_ID_ENV: command_id}),
+            if sys.platform == "linux":  # what the command leaves behind ends with it: training/reaper.py
+                _startable(argv, cwd, env)
+                argv = [sys.executable, str(REAPER), *argv]
+            proc = subprocess.Popen(argv, cwd=cwd, env=env,
                                     stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with(os.getpid()))
         except OSError as e:
@@ -135,6 +143,16 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
         tail = watch.tail()
         raise CommandFailed(prefixed(label, f"the command {exit_text(code)}; the last lines of its output:\n{tail}"),
                             exit_code=code, tail=tail)
+
+
+def _startable(argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
+    """Raises the OSError that starting `argv` would (a program that is not there, or not executable)."""
+    program = argv[0] if argv else ""
+    found = (os.path.join(cwd, program) if os.sep in program else shutil.which(program, path=env.get("PATH", "")))
+    if not found or not os.path.isfile(found):
+        raise FileNotFoundError(2, "No such file or directory")
+    if not os.access(found, os.X_OK):
+        raise PermissionError(13, "Permission denied")
 
 
 def _supervise(proc: subprocess.Popen, watch: _Watch, timeout: float, check_cancelled, stop_requested,

@@ -283,16 +283,20 @@ def test_the_script_starts_from_a_clean_environment_without_the_workers_secrets(
     assert not set(secrets) & set(env) and env["RANK"] == "1" and env["CUDA_VISIBLE_DEVICES"] == "1", env
 
 
-def test_a_process_the_script_detached_from_its_group_ends_with_it(tmp_path):
-    """Issue 31: a daemon (a new session, its parent gone) left the process group and outlived its node."""
-    run(tmp_path, """
+@pytest.mark.parametrize("environment", ["kept", "emptied"])
+def test_a_process_the_script_detached_from_its_group_ends_with_it(tmp_path, environment):
+    """Issue 31: a daemon (a new session, its parent gone) left the process group and outlived its
+    node; also one that then emptied its environment (`env -i`: no mark of the command left on it)."""
+    daemon = ("open('daemon.tmp', 'w').write(str(os.getpid())); os.rename('daemon.tmp', 'daemon.txt'); "
+              "time.sleep(600)")
+    become = (f"os.execve(sys.executable, [sys.executable, '-c', {'import os, time; ' + daemon!r}], {{}})"
+              if environment == "emptied" else daemon)
+    run(tmp_path, f"""
         import os, sys, time
         if os.fork() == 0:
             os.setsid()
             if os.fork() == 0:
-                open("daemon.tmp", "w").write(str(os.getpid()))
-                os.rename("daemon.tmp", "daemon.txt")
-                time.sleep(600)
+                {become}
             os._exit(0)
         deadline = time.monotonic() + 20
         while not os.path.exists("daemon.txt") and time.monotonic() < deadline:
