@@ -32,19 +32,6 @@ def children() -> list[int]:
     return found
 
 
-def reap() -> list[tuple[int, int]]:
-    """The children that ended (each reaped once), as (pid, status)."""
-    ended = []
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return ended
-        if pid == 0:
-            return ended
-        ended.append((pid, status))
-
-
 def end_the_others(command: int) -> None:
     """SIGKILL every child but `command` (the orphans given to this process) until none is left:
     a killed one's own children come to this process in turn."""
