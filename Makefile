@@ -64,14 +64,20 @@ START := $(shell date +%s)
 timed = @echo '$(1)'; t=$$(date +%s); trap 'echo "make test: $$(( $$(date +%s) - t )) s for $(2); \
 	$$(( $$(date +%s) - $(START) )) s since make test began"' EXIT; $(1)
 
+# each pass in TEST_PROCESSES processes (pytest-xdist; 0: in this one), which take whole units of
+# tests, the longest first (tests/conftest.py, _xdist_units): about twice as fast on 2 cores, since
+# tests wait on workers, servers and browsers much of their time
+TEST_PROCESSES ?= 2
+XDIST := -n $(TEST_PROCESSES) --dist loadgroup --no-loadscope-reorder
+
 # first the structure (dependencies one way: pyproject.toml's import-linter contracts; the page
 # script's pure modules with Node's own test runner), then everything else
 test: deps chromium
 	$(call timed,.venv/bin/lint-imports,lint-imports)
 	$(call timed,.venv/bin/mypy,mypy)
 	$(call timed,npm test --silent,the Node tests)
-	$(call timed,$(PY) -m pytest,the embedded pass)
-	$(call timed,$(PROD_ENV) $(PY) -m pytest -m production,the production pass)
+	$(call timed,$(PY) -m pytest $(XDIST),the embedded pass)
+	$(call timed,$(PROD_ENV) $(PY) -m pytest -m production $(XDIST),the production pass)
 
 # every benchmark, one after the other: each prints its figures and ratios against its target
 bench: deps chromium

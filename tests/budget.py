@@ -38,6 +38,12 @@ BUDGETS: dict[str, tuple[int, str]] = {
 }
 
 
+def estimate(path: str) -> float:
+    """What a file is expected to take, for pytest-xdist's units (tests/conftest.py): half its
+    budget if BUDGETS names it, else a short file's time."""
+    return BUDGETS[path][0] / 2 if path in BUDGETS else 30
+
+
 class FileBudget:
     def __init__(self, scale: float):
         self.scale = scale

@@ -6,6 +6,7 @@ when `make test` runs the `production` tests with DATABASE_URL and CELERY_BROKER
 """
 import atexit
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -34,6 +35,13 @@ os.environ.setdefault("LOST_AFTER_SECONDS", "8")  # generous: CI machines are bu
 os.environ.setdefault("SECRET_KEY", "tests-only-" + "k3y-0f-th3-t3st-s3ss10n-" * 3)
 (TEST_DATA / "static").mkdir()  # STATIC_ROOT: WhiteNoise warns without it (pages in tests need no collected files)
 os.environ["DJANGO_SETTINGS_MODULE"] = "designer.settings"
+# pytest-xdist's processes (`make test`) each have their own folder, SQLite files and test database
+# (pytest-django's suffix); on Redis, process N uses the databases 2N below the given ones (a test
+# empties its broker, and a worker takes any task of its queue)
+XDIST_INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
+for _name in ("CELERY_BROKER_URL", "CHANNEL_LAYER_URL"):
+    if XDIST_INDEX and (_m := re.fullmatch(r"(rediss?://.*/)(\d+)", os.environ.get(_name, ""))):
+        os.environ[_name] = f"{_m[1]}{int(_m[2]) - 2 * XDIST_INDEX}"
 
 from django.conf import settings  # noqa: E402
 
@@ -80,12 +88,47 @@ def pytest_collection_modifyitems(session, config, items):
     for i, its in enumerate(module_runs):
         first = frozenset(_kept_keys_of(its[0]))
         groups.setdefault((Path(its[0].module.__file__).parent, first) if first else i, []).append(its)
-    items[:] = [item for group in groups.values() for its in group for item in its]
+    ordered = list(groups.values())
+    if getattr(config.option, "loadgroup", False):  # `make test`: pytest-xdist, these groups as its units of work
+        ordered = _xdist_units(ordered)
+    items[:] = [item for group in ordered for its in group for item in its]
     for its in module_runs:
         keys: set[str] = set()
         for item in its:
             keys |= _kept_keys_of(item)
             item.stash[KEPT_KEYS] = frozenset(keys)
+
+
+def _xdist_units(groups: list[list[list]]) -> list[list[list]]:
+    """Under pytest-xdist (`make test`: `-n 2 --dist loadgroup --no-loadscope-reorder`), which
+    sends whole units to each process as it gets free, in the order they come: a unit is a module,
+    or modules of one folder that use the same kept workers, up to about UNIT_SECONDS of their time
+    budgets (tests/budget.py) so that one long unit does not leave the other process idle at the
+    end; the longest units come first. A unit is named by the suffix `@unitN` of its tests' ids (as
+    xdist's own `xdist_group` mark does)."""
+    units: list[tuple[float, list[list]]] = []
+    for group in groups:
+        chunk: list[list] = []
+        weight = 0.0
+        for its in group:
+            seconds = budget.estimate(its[0].nodeid.split("::")[0])
+            if chunk and weight + seconds > UNIT_SECONDS:
+                units.append((weight, chunk))
+                chunk, weight = [], 0.0
+            chunk.append(its)
+            weight += seconds
+        units.append((weight, chunk))
+    units.sort(key=lambda unit: -unit[0])  # stable: otherwise in the order of collection
+    names: dict[str, str] = {}  # a module's runs that are not kept together are one unit
+    for _, chunk in units:
+        name = names.setdefault(chunk[0][0].nodeid.split("::")[0], f"unit{len(names) + 1}")
+        for its in chunk:
+            for item in its:
+                item._nodeid = f"{item.nodeid}@{name}"  # what xdist itself does for `xdist_group`
+    return [chunk for _, chunk in units]
+
+
+UNIT_SECONDS = 600
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -10,8 +10,11 @@ from tests.conftest import ROOT, TEST_DATA
 
 
 def free_port(ports=None) -> int:
-    """A free port: any (the system's choice), or the first free one of `ports` (a suite's share)."""
-    for port in ports or [0]:
+    """A free port: any (the system's choice), or the first free one of `ports` (a suite's share;
+    pytest-xdist's processes each take every 8th of them, so that two never choose the same one)."""
+    from tests.conftest import XDIST_INDEX
+
+    for port in list(ports)[XDIST_INDEX % 8::8] if ports else [0]:
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
