@@ -83,7 +83,9 @@ def test_a_sweeps_trials_live_with_its_charts_then_apply_best_and_compare(page, 
     page.set_viewport_size({"width": 1440, "height": 900})
     full_shot(page, request, "sweep-1440")
     page.set_viewport_size({"width": 1024, "height": 900})
-    page.wait_for_timeout(300)  # the parallel chart is drawn again at the new width
+    page.wait_for_function("""() => {  // the parallel chart is drawn again at the new width
+        const box = document.querySelector('#parallel'), chart = box && box.querySelector('svg');
+        return chart && Number(chart.getAttribute('width')) === Math.max(360, box.clientWidth); }""")
     full_shot(page, request, "sweep-1024")
     assert page.locator("#cancel-sweep").is_disabled()
 
