@@ -47,7 +47,7 @@ from sdk.component_fields import ComponentError, Problems, parse_params, parse_p
 from sdk.declarations import Param, Port
 from sdk.yamltext import short
 
-__all__ = ["FILE_NAME", "ComponentError", "ComponentSpec", "load", "render", "digest", "copy_code", "find"]
+__all__ = ["FILE_NAME", "ComponentError", "ComponentSpec", "load", "render", "arguments", "digest", "copy_code", "find"]
 
 FILE_NAME = "component.yaml"
 DEFAULT_CATEGORY = "Custom components"
@@ -288,6 +288,24 @@ def render(spec: ComponentSpec, inputs: dict, params: dict, outputs: dict, pytho
     if argv and argv[0] in PYTHON_WORDS:
         argv[0] = python
     return argv
+
+
+def arguments(spec: ComponentSpec) -> dict[str, str]:
+    """{flag: parameter name} of each script argument the command passes a parameter to, written
+    `--learning_rate {params.learning_rate}` or `--learning_rate={params.learning_rate}` (in an
+    optional group too), in the command's order: what a sweep file may name (HyperDrive's
+    `name: --learning_rate`). A flag passed two parameters keeps the first."""
+    try:
+        words = shlex.split(_OPTIONAL_GROUP.sub(r" \1 ", spec.command))
+    except ValueError:  # load() refuses such a command
+        return {}
+    found: dict[str, str] = {}
+    for word, following in zip(words, [*words[1:], ""]):
+        flag, equals, value = word.partition("=")
+        m = _PLACEHOLDER.fullmatch(value if equals else following)
+        if flag.startswith("-") and flag.strip("-") and m and (m.group(1) or m.group(3)) == "params":
+            found.setdefault(flag, m.group(2) or m.group(4))
+    return found
 
 
 # --------------------------------------------------------------------------- code

@@ -45,3 +45,17 @@ def parse_text(text: str | bytes) -> dict:
     except jsontext.JsonTextError as e:
         raise SweepConfigInvalid([SweepProblem(f"the configuration is {e}", "syntax")]) from None
     return raw
+
+
+def entry_lines(text: str | bytes) -> dict[int, int]:
+    """{index: line (1-based)} of each item of the text's parameter_space, for a problem to say
+    where it is; {} when the text has none (or is not YAML: parse_text() names that). Read from
+    the node graph, whose cost is the text's: aliases are never expanded."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return {}
+    for key, value in root.value if isinstance(root, yaml.MappingNode) else ():
+        if isinstance(key, yaml.ScalarNode) and key.value == "parameter_space" and isinstance(value, yaml.SequenceNode):
+            return {i: item.start_mark.line + 1 for i, item in enumerate(value.value)}
+    return {}

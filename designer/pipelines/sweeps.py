@@ -9,6 +9,8 @@ heartbeat calls `tick()`, which enforces the deadline and moves on a sweep whose
 A trial is an ordinary run: the nodes that no swept parameter reaches have the same cache key in
 every trial and are computed once (advance.py reuses them, or waits for the trial computing
 them). The early-termination policy acts in the worker that runs a trial's training (policy.py).
+A swept script argument (HyperDrive's `name: --learning_rate`) drives the pipeline parameter that
+sweep_arguments binds to the nodes passing it; the trials keep the argument's name.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from designer.engine import graph, parameters, sweep_config, sweep_text, tuning
+from designer.engine import graph, parameters, sweep_arguments, sweep_config, sweep_text, tuning
 from designer.engine import statuses as st
 from designer.pipelines import artifacts, drafts, events, runs, studies, workers
 from designer.pipelines.catalogue import get_catalogue
@@ -49,11 +51,19 @@ def check(owner, doc: dict, raw_config, values: dict | None = None) -> tuple[dic
         doc = graph.check(graph.pin_versions(graph.upgrade(doc), catalogue), catalogue, workers.machines(), workers.targets())
     except graph.PipelineInvalid as e:
         raise SweepInvalid(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
+    text = isinstance(raw_config, (str, bytes))
     try:
-        raw = sweep_text.parse_text(raw_config) if isinstance(raw_config, (str, bytes)) else raw_config
-        config = sweep_config.check(raw, doc.get("parameters", []), parameters.metrics(doc, catalogue))
+        raw = sweep_text.parse_text(raw_config) if text else raw_config
+        bound = sweep_arguments.bind(doc, raw, catalogue, sweep_text.entry_lines(raw_config) if text else None)
+        try:  # a script argument swept (`--learning_rate`) is checked as the pipeline parameter it drives
+            config = sweep_config.check(raw, bound.declarations(), parameters.metrics(doc, catalogue))
+        except sweep_config.SweepConfigInvalid as e:
+            raise sweep_config.SweepConfigInvalid(bound.merged(e.problems)) from None
+        if bound.problems:
+            raise sweep_config.SweepConfigInvalid(bound.problems)
     except sweep_config.SweepConfigInvalid as e:
         raise SweepInvalid(f"the sweep configuration has {len(e.problems)} problem(s)", e.problems)
+    doc = bound.doc
     swept = {e.name for e in config.parameter_space}
     base = {k: v for k, v in (values or {}).items() if k not in swept}
     try:
@@ -133,7 +143,8 @@ def _end_reason(sweep: Sweep, config, trials: list[Trial]) -> str | None:
 
 
 def _start_trial(sweep: Sweep, study, config) -> Trial:
-    declared = sweep.snapshot.get("parameters", [])
+    bound = sweep_arguments.bind(sweep.snapshot, sweep.config, get_catalogue(sweep.owner))  # `--lr`: its parameter
+    declared = bound.declarations()
     types = {p["name"]: p["type"] for p in declared}
     ranges = {p["name"]: (p.get("min"), p.get("max")) for p in declared if p.get("min") is not None or p.get("max") is not None}
     asked = tuning.ask(study, config, types, ranges)
@@ -141,7 +152,7 @@ def _start_trial(sweep: Sweep, study, config) -> Trial:
                                  values=asked.values, started_at=timezone.now())
     try:
         runs.submit(sweep.owner, sweep.snapshot, pipeline=sweep.pipeline, name=f"{sweep.name} · trial {asked.number}",
-                    values={**sweep.base_values, **asked.values}, trial=trial)
+                    values=bound.values({**sweep.base_values, **asked.values}), trial=trial)
     except graph.PipelineInvalid as e:  # a sampled value no module accepts (normal() can go below 0)
         _end_trial(trial, st.FAILED, None, 0, "; ".join(str(p) for p in e.problems), study)
     return trial
@@ -265,7 +276,8 @@ def tick_one(sweep: Sweep) -> None:
 
 def apply_best(sweep: Sweep) -> Pipeline:
     """The best trial's values (swept, and the others it ran with) become the defaults of the
-    pipeline's parameters (a new revision): a plain Submit then runs the best trial again."""
+    pipeline's parameters (a new revision), a script argument's the value of the nodes' parameter
+    it passes: a plain Submit then runs the best trial again."""
     if sweep.pipeline is None:
         raise drafts.DraftError("this sweep's pipeline was deleted: there is nothing to apply its values to")
     best = best_trial(sweep)
@@ -273,7 +285,8 @@ def apply_best(sweep: Sweep) -> Pipeline:
         raise drafts.DraftError("this sweep has no best trial (yet): no trial ended with its primary metric")
     p = sweep.pipeline
     draft = graph.upgrade(p.draft)
-    values = {**sweep.base_values, **best.values}  # everything the best trial ran with
+    # everything the best trial ran with; a script argument's value goes into the nodes passing it
+    values = sweep_arguments.apply(draft, {**sweep.base_values, **best.values}, get_catalogue(sweep.owner))
     for declared in draft.get("parameters", []):
         if declared["name"] in values:
             declared["default"] = values[declared["name"]]
