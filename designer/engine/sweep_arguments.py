@@ -122,7 +122,7 @@ def apply(doc: dict, values: dict, catalogue) -> dict:
     the parameter of each node passing one, or, where a node binds that parameter, as the value of
     its pipeline parameter. Returns the values of pipeline parameters (the others and those)."""
     rest = {k: v for k, v in values.items() if not is_argument(k)}
-    passing = _passing(doc, catalogue)
+    passing = _passing(doc, catalogue) if len(rest) < len(values) else []
     for argument, value in values.items():
         for node, module, passed in passing if is_argument(argument) else ():
             param = module.param(passed[argument]) if argument in passed else None

@@ -143,7 +143,8 @@ def _end_reason(sweep: Sweep, config, trials: list[Trial]) -> str | None:
 
 
 def _start_trial(sweep: Sweep, study, config) -> Trial:
-    bound = sweep_arguments.bind(sweep.snapshot, sweep.config, get_catalogue(sweep.owner))  # `--lr`: its parameter
+    catalogue = get_catalogue(sweep.owner) if sweep_arguments.named(sweep.config) else None
+    bound = sweep_arguments.bind(sweep.snapshot, sweep.config, catalogue)  # a script argument swept: its parameter
     declared = bound.declarations()
     types = {p["name"]: p["type"] for p in declared}
     ranges = {p["name"]: (p.get("min"), p.get("max")) for p in declared if p.get("min") is not None or p.get("max") is not None}
