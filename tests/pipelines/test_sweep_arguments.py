@@ -60,3 +60,18 @@ def test_an_argument_no_component_passes_is_refused_naming_the_ones_that_exist(o
                                       "passes '--lr' a parameter")
     assert "Logistic Regression (azureml Run logging): --num_epochs, --learning_rate" in problem["text"]
     assert not Sweep.objects.exists()
+
+
+@pytest.mark.django_db
+def test_manage_py_sweep_names_an_argument_no_component_passes_with_its_line(users, tmp_path):
+    import json
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    (tmp_path / "p.json").write_text(json.dumps(example_pipeline()))
+    (tmp_path / "hdconfig.yml").write_text(HDCONFIG.read_text().replace("--learning_rate", "--learning-rate"))
+    with pytest.raises(CommandError) as e:
+        call_command("sweep", str(tmp_path / "p.json"), config=str(tmp_path / "hdconfig.yml"), owner="owner")
+    assert "parameter_space[0] (--learning-rate) (line 8): no component node of this pipeline passes '--learning-rate' " \
+           "a parameter (did you mean --learning_rate?" in str(e.value)
