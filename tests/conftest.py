@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA = Path(tempfile.mkdtemp(prefix="test-", dir=ROOT / "var"))
 if not os.environ.get("KEEP_TEST_DATA"):
     atexit.register(shutil.rmtree, TEST_DATA, ignore_errors=True)
+# the environment as given: pytest-xdist's processes start from it (pytest_xdist_setupnodes below)
+_GIVEN_ENVIRONMENT = dict(os.environ)
 os.environ.setdefault("DESIGNER_EXTRA_MODULES", "tests.toy_modules")
 # the examples' components, and small test components (tests/components) every process offers
 os.environ.setdefault("DESIGNER_COMPONENT_DIRS", os.pathsep.join([str(ROOT / "examples" / "components"),
@@ -46,6 +48,15 @@ for _name in ("CELERY_BROKER_URL", "CHANNEL_LAYER_URL"):
 from django.conf import settings  # noqa: E402
 
 settings.DATABASES  # noqa: B018 - load settings now; pytest-django sets Django up next
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs):
+    """pytest-xdist's processes start from the environment this session was given, not from the one
+    made above for this first process (its folder, its Django settings, which pytest-django would
+    then load before this module runs there): each makes its own. This process needs it no more."""
+    os.environ.clear()
+    os.environ.update(_GIVEN_ENVIRONMENT)
 
 
 def pytest_configure(config):
