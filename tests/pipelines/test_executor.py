@@ -15,6 +15,7 @@ from designer.pipelines import runs
 from modules.convert_to_image_directory import ConvertToImageDirectory
 from tests.conftest import wait_for_run
 from tests.pipes import chain, two_branches
+from tests.workers import registered
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 
@@ -28,6 +29,7 @@ def value(run, node_id):
 
 
 def test_a_chain_runs_on_a_worker(shared_worker, users):
+    registered([shared_worker])  # its row, which the previous test's flush removed, is back (the node names it)
     run = wait_for_run(runs.submit(users["owner"], chain(5)).id)
     assert run.status == "completed" and set(statuses(run).values()) == {"completed"}
     assert value(run, "n4") == 5

@@ -138,7 +138,12 @@ def test_bf16_mixed_precision_trains_on_cpus_and_exports_to_onnx_within_toleranc
                                            providers=["CPUExecutionProvider"])
     with torch.inference_mode():
         expected = model(images).numpy()
-    assert np.abs(session.run(None, {"image": images.numpy()})[0] - expected).max() < 1e-4
+    got = session.run(None, {"image": images.numpy()})[0]
+    # float32 logits (hundreds, from a few bf16 steps) agree to float32's relative precision, the
+    # class probabilities within the scoring tests' tolerance (an absolute 1e-4 on logits of 700
+    # failed once: 4e-4 apart, 6e-7 of their size)
+    assert np.allclose(got, expected, rtol=1e-5, atol=1e-4), np.abs(got - expected).max()
+    assert np.allclose(torch.softmax(torch.from_numpy(got), 1), torch.softmax(torch.from_numpy(expected), 1), atol=1e-5, rtol=0)
 
 
 def test_loader_processes_train_the_same_recipe(tmp_path, digits):
