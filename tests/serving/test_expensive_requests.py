@@ -124,6 +124,10 @@ def test_a_client_that_drips_its_headers_or_its_body_is_cut_off(serving, endpoin
         started = time.perf_counter()
         answer = s.recv(4096)
         seconds = time.perf_counter() - started
+        while answer and not answer.endswith(b"}"):  # the body may come in a read of its own
+            if not (more := s.recv(4096)):
+                break
+            answer += more
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b"did not come within 1 s" in answer and b"SERVING_BODY_SECONDS" in answer
     assert seconds < BODY_SECONDS + 2
