@@ -8,7 +8,10 @@ its run() runs the file's command on the worker, in a copy of the code in the no
 
 One process: training.command runs it as a child process. Node count x Process count per node
 above 1: every process of the job runs `python -m training.command --cwd <code> -- <argv>`,
-started by the designer's workers as for Train PyTorch Model. Not a module file of its own (its
+started by the designer's workers as for Train PyTorch Model. A command asked to stop early (a
+sweep's policy) that is still running after the grace (ctx.stop_grace_seconds) is ended, and the
+node completes with what it wrote: its outputs are marked `partial: true` in their _meta.yaml, and
+an output it never wrote is left empty rather than failing the node. Not a module file of its own (its
 name starts with `_`): modules/registry.py makes one class per component file.
 """
 from __future__ import annotations
@@ -22,7 +25,7 @@ import yaml
 
 from sdk import component as component_file
 from sdk.component import ComponentSpec
-from sdk.context import DistributedJob
+from sdk.context import ENDED, DistributedJob
 from sdk.declarations import Module
 from sdk.errors import EmptyOutput, ModuleError
 from sdk.formats import metrics
@@ -57,23 +60,32 @@ class CommandComponent(Module):
         from training import command
 
         if ctx.world_size == 1:
-            command.run(argv, code, ctx.log_path, env=command.environment(metrics_file, stop_file), timeout=timeout,
-                        check_cancelled=ctx.check_cancelled, stop_requested=ctx.stop_requested, stop_file=stop_file,
-                        metrics_file=metrics_file, on_metric=ctx.metric, label=spec.label)
+            stopped = command.run(argv, code, ctx.log_path, env=command.environment(metrics_file, stop_file), timeout=timeout,
+                                  check_cancelled=ctx.check_cancelled, stop_requested=ctx.stop_requested, stop_file=stop_file,
+                                  metrics_file=metrics_file, on_metric=ctx.metric, label=spec.label,
+                                  stop_grace=ctx.stop_grace_seconds)
         else:
-            ctx.launch_distributed(DistributedJob(
+            stopped = ctx.launch_distributed(DistributedJob(
                 "training.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
-                env=command.job_env(metrics_file, stop_file), timeout=timeout,
+                env=command.job_env(metrics_file, stop_file), timeout=timeout, stop_grace=ctx.stop_grace_seconds,
                 gpu_argv=[]))  # GPUs when every node has them: CUDA_VISIBLE_DEVICES names them (launchers/specs.py)
+        if stopped is not None:
+            ctx.report_stop(stopped)
+        ended = stopped is not None and stopped.how == ENDED
         for port in spec.outputs:
-            _check_output(ctx, spec, port, outputs[port.name])
+            _check_output(ctx, spec, port, outputs[port.name], ended)
+            if ended:
+                ctx.set_meta(port.name, partial=True)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _check_output(ctx, spec: ComponentSpec, port, folder) -> None:
-    """An output left empty is the script's mistake, named; its own _meta.yaml fields are kept."""
+def _check_output(ctx, spec: ComponentSpec, port, folder, ended: bool = False) -> None:
+    """An output left empty is the script's mistake, named, unless the script was ended by a stop
+    request (`ended`: then it is marked partial); its own _meta.yaml fields are kept."""
     meta_file = folder / META_FILE
-    if not any(f.is_file() for f in folder.rglob("*") if f != meta_file):
+    if ended and not any(f.is_file() for f in folder.rglob("*") if f != meta_file):
+        ctx.log(f"output '{port.label}' is empty: the script was ended before it wrote anything there")
+    elif not any(f.is_file() for f in folder.rglob("*") if f != meta_file):
         raise EmptyOutput(f"{spec.label}: output '{port.label}' is empty: the command wrote nothing to "
                           f"{{outputs.{port.name}}}")
     if meta_file.is_file():

@@ -43,6 +43,37 @@ class DistributedJob:
     stop_file: Path | None = None  # created when the engine asks the job to wrap up early (Context.stop_requested)
     env: dict[str, str] | None = None  # more environment of every process (a component's DESIGNER_METRICS_FILE...)
     timeout: float = 0  # seconds: the job fails and every process is ended once it has run this long; 0: no limit
+    # seconds a job asked to stop early has before every process is ended (it then completes as stopped, with what
+    # it wrote); None: it is waited for (a module whose training stops at its epoch's end when asked)
+    stop_grace: float | None = None
+
+
+STOP_GRACE_SECONDS = 60.0  # a sweep's default policy.stop_grace_seconds
+COOPERATIVE = "cooperative"  # it read the stop request (stop_requested() said True) and ended on its own
+ENDED = "ended"  # still running stop_grace_seconds after the request: its processes were ended
+FINISHED = "finished"  # it ended on its own without reading the request: it ran its course
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """How a command that the engine asked to stop early ended (Context.report_stop): `how` is
+    COOPERATIVE, ENDED or FINISHED; `grace`: the seconds it was given; `after`: the seconds from
+    the request to its end; `seen`: its stop_requested() said True (it read the request)."""
+
+    how: str
+    grace: float
+    after: float
+    seen: bool = False
+
+    def text(self) -> str:
+        """The node log's line: which of the three happened."""
+        if self.how == ENDED:
+            read = "it read the request but did not stop in time" if self.seen else "it never read stop_requested()"
+            return (f"the script was still running {self.grace:g} s after it was asked to stop (stop_grace_seconds; {read}): "
+                    "its processes were ended; its outputs keep what it had written (they may be partial)")
+        if self.how == COOPERATIVE:
+            return f"the script stopped when asked ({self.after:.1f} s after the request): it read stop_requested()"
+        return f"the script finished on its own {self.after:.1f} s after it was asked to stop, without reading the request"
 
 
 @runtime_checkable
@@ -53,6 +84,7 @@ class Context(Protocol):
     run_settings: dict[str, int]  # node_count, process_count_per_node
     node_dir: Path  # the node's own folder (scratch space may go in a sub-folder of it)
     log_path: Path  # the node's driver log (logs/70_driver_log.txt): a command's output is appended to it
+    stop_grace_seconds: float  # how long a command asked to stop early has before its processes are ended
 
     @property
     def world_size(self) -> int:
@@ -76,10 +108,15 @@ class Context(Protocol):
         early-termination policy ended this trial): finish the current step, write the outputs with
         the best so far, return normally. Ask it only where stopping would save work."""
 
+    def report_stop(self, stopped: Stopped) -> None:
+        """How a command asked to stop early ended (its processes run by the module: a component's
+        command, a distributed job): logged, and recorded for the sweep's trial."""
+
     def check_cancelled(self) -> None:
         """Raise sdk.errors.Cancelled if the user cancelled the run: call it at safe points (between
         files, images, batches, steps); the engine then removes the node's partial outputs."""
 
-    def launch_distributed(self, job: DistributedJob) -> None:
+    def launch_distributed(self, job: DistributedJob) -> Stopped | None:
         """Run `job` in world_size processes; return when all have finished, or raise
-        DistributedLaunchError (or Cancelled)."""
+        DistributedLaunchError (or Cancelled). When the engine asked the job to stop early (its
+        stop_file): how it ended (Stopped), else None."""

@@ -24,6 +24,12 @@ many the script means to run, when it knows (a sweep's policy then stops nothing
 Names start with a letter or `_`; values are numbers. In a distributed job only rank 0's lines
 count. The parser is sdk.formats.metrics.parse_line; a malformed line is noted in the log.
 
+A script that never asks stop_requested() is not stopped at its safe point: once the sweep's
+`policy.stop_grace_seconds` have passed after the request, its processes are ended (SIGTERM, then
+SIGKILL) and the node keeps what the script had written to its outputs by then. stop_requested()
+leaves a mark beside the stop file when it says True (`seen_file`): the designer then knows that
+the script stopped because it was asked, not because it had run its course.
+
 Environment a command runs with: DESIGNER_METRICS_FILE, DESIGNER_STOP_FILE, and for the processes
 of torch.distributed MASTER_ADDR, MASTER_PORT, NODE_RANK, WORLD_SIZE, RANK, LOCAL_RANK.
 """
@@ -62,7 +68,23 @@ def stop_requested() -> bool:
     on rank 0 and share its answer (torch.distributed.broadcast): ranks on other machines may not
     see the request."""
     path = os.environ.get(STOP_FILE_ENV)
-    return Path(path).exists() if path else False
+    return asked(Path(path)) if path else False
+
+
+def asked(stop_file: Path) -> bool:
+    """Whether `stop_file` exists; when it does, marks that it was seen (seen_file)."""
+    if not stop_file.exists():
+        return False
+    try:
+        seen_file(stop_file).touch()
+    except OSError:  # a folder it may not write: the answer still counts
+        pass
+    return True
+
+
+def seen_file(stop_file: Path) -> Path:
+    """The mark that a script saw the stop request (its stop_requested() said True): `<stop file>.seen`."""
+    return stop_file.with_name(stop_file.name + ".seen")
 
 
 def _whole(name: str, what: str, n) -> int | None:

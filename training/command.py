@@ -13,7 +13,11 @@ relays the metrics of the script (sdk.script.log_metric's JSON lines in the metr
 `##metric name=value ... [step=N]` lines of its output, parsed by sdk.formats.metrics.parse_line;
 a figure without a step numbered as it comes, sdk.formats.metrics.Steps),
 asks `check_cancelled()`, creates the stop file when `stop_requested()` says so, and watches the
-timeout. However it ends (finished, failed, cancelled, timed out, an error here), every process
+timeout. A command asked to stop that still runs `stop_grace` seconds later is ended (its group,
+as below; training/stopping.py) and counts as stopped, not failed: `run` returns how it stopped
+(sdk.context.Stopped: it read the request and ended on its own, it was ended, or it ran its course
+without reading it); its outputs keep what it wrote by then (they may be partial). However it
+ends (finished, failed, cancelled, timed out, stopped, an error here), every process
 of the group is ended (SIGTERM, a grace, SIGKILL) before `run` returns or raises; so is any
 process that left the group (setsid, a daemon's double fork), also one that emptied its environment:
 the command runs under training/reaper.py, a child subreaper to which such a process is given when
@@ -37,9 +41,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sdk import compat
+from sdk.context import STOP_GRACE_SECONDS as DEFAULT_STOP_GRACE
+from sdk.context import Stopped
 from sdk.errors import CommandFailed, CommandTimedOut, prefixed
 from sdk.formats.metrics import Follower, Steps
 from sdk.script import METRICS_FILE_ENV, STOP_FILE_ENV
+from training.stopping import StopRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 REAPER = Path(__file__).resolve().parent / "reaper.py"
@@ -108,11 +115,14 @@ def python_argv(argv: list[str]) -> list[str]:
 def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | None = None, timeout: float = 0.0,
         check_cancelled: Callable[[], None] = lambda: None, stop_requested: Callable[[], bool] = lambda: False,
         stop_file: Path | None = None, metrics_file: Path | None = None,
-        on_metric: Callable[[str, float, int | None, int | None], None] | None = None, label: str = "") -> None:
+        on_metric: Callable[[str, float, int | None, int | None], None] | None = None, label: str = "",
+        stop_grace: float = DEFAULT_STOP_GRACE) -> Stopped | None:
     """Run `argv` in `cwd` until it ends (see the module's docstring). `env`: on top of
     clean_environment() (default: environment(metrics_file, stop_file)); `timeout`: seconds, 0
-    for none. Raises CommandFailed (non-zero exit, or it could not start), CommandTimedOut, or
-    what check_cancelled() raised (Cancelled)."""
+    for none; `stop_grace`: seconds between the stop request and the end of the processes.
+    Returns how it stopped when it was asked to (Stopped), else None. Raises CommandFailed
+    (non-zero exit, or it could not start), CommandTimedOut, or what check_cancelled() raised
+    (Cancelled)."""
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     watch = _Watch(log_path, metrics_file, on_metric)
@@ -131,18 +141,20 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
         except OSError as e:
             raise CommandFailed(prefixed(label, f"the command could not start: {argv[0] if argv else ''!r} "
                                                 f"in {str(cwd)!r}: {e.strerror or e}")) from None
+    stop = StopRequest(stop_file, stop_requested, stop_grace)
     try:
-        code = _supervise(proc, watch, timeout, check_cancelled, stop_requested, stop_file)
+        code = _supervise(proc, watch, timeout, check_cancelled, stop)
     finally:
         end_group(proc)
         end_marked(command_id)
     watch.pump(final=True)
     if code is None:
         raise CommandTimedOut(prefixed(label, f"the command ran past its Timeout of {seconds(timeout)} s and was ended"))
-    if code != 0:
+    if code != 0 and not stop.ended:
         tail = watch.tail()
         raise CommandFailed(prefixed(label, f"the command {exit_text(code)}; the last lines of its output:\n{tail}"),
                             exit_code=code, tail=tail)
+    return stop.outcome()
 
 
 def _startable(argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
@@ -155,11 +167,9 @@ def _startable(argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
         raise PermissionError(13, "Permission denied")
 
 
-def _supervise(proc: subprocess.Popen, watch: _Watch, timeout: float, check_cancelled, stop_requested,
-               stop_file: Path | None) -> int | None:
+def _supervise(proc: subprocess.Popen, watch: _Watch, timeout: float, check_cancelled, stop: StopRequest) -> int | None:
     """Wait for the command, relaying its metrics; its exit code, or None when it timed out."""
     deadline = time.monotonic() + timeout if timeout and timeout > 0 else None
-    asked = False
     while True:
         try:
             code = proc.wait(POLL_SECONDS)
@@ -169,11 +179,9 @@ def _supervise(proc: subprocess.Popen, watch: _Watch, timeout: float, check_canc
         if code is not None:
             return code
         check_cancelled()
-        if stop_file is not None and not asked and stop_requested():
-            asked = True
-            Path(stop_file).parent.mkdir(parents=True, exist_ok=True)
-            Path(stop_file).touch()
-            watch.note(f"(designer) asked the command to stop early: created {stop_file} (sdk.script.stop_requested())")
+        if stop.overdue(watch.note):
+            end_group(proc)
+            return -signal.SIGKILL if proc.returncode is None else proc.returncode
         if deadline is not None and time.monotonic() > deadline:
             return None
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import torch
 
+from sdk import script
 from sdk.formats import metrics
 from training import distributed as dist_utils
 
@@ -37,7 +38,7 @@ class Reporter:
     def stop_requested(self) -> bool:
         """Rank 0 is asked to wrap up (a sweep's policy ended this trial early) when the stop file
         exists; the caller broadcasts rank 0's answer to every rank."""
-        return self.stop_file is not None and dist_utils.is_main_process() and self.stop_file.exists()
+        return self.stop_file is not None and dist_utils.is_main_process() and script.asked(self.stop_file)
 
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from designer.engine import paths
 from designer.engine.paths import LOG_DIR, LOG_FILE, OutsideFolder  # noqa: F401 - part of this module's API
-from sdk.context import Context, DistributedJob, InputArtifact
+from sdk.context import STOP_GRACE_SECONDS, Context, DistributedJob, InputArtifact, Stopped
 from sdk.declarations import Module
 from sdk.errors import Cancelled, DistributedLaunchError, ModuleError, NotInRangeValueError
 from sdk.formats.meta import META_FILE, read_meta, write_meta  # noqa: F401 - part of this module's API
@@ -29,7 +29,7 @@ from sdk.formats.meta import META_FILE, read_meta, write_meta  # noqa: F401 - pa
 
 @dataclass
 class Event:
-    type: str  # node_started | log | metric | node_finished | node_failed | node_cancelled
+    type: str  # node_started | log | metric | stopped | node_finished | node_failed | node_cancelled
     node: str
     data: dict = field(default_factory=dict)
 
@@ -39,8 +39,8 @@ class NodeContext(Context):
 
     def __init__(self, node_id: str, module: type[Module], params: dict, run_settings: dict,
                  node_dir: Path, emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
-                 launcher: Callable[[NodeContext, DistributedJob], None] | None = None,
-                 stop: Callable[[], bool] = lambda: False):
+                 launcher: Callable[[NodeContext, DistributedJob], Stopped | None] | None = None,
+                 stop: Callable[[], bool] = lambda: False, stop_grace: float = STOP_GRACE_SECONDS):
         self.node_id = node_id
         self.module = module
         self.params = params
@@ -50,6 +50,7 @@ class NodeContext(Context):
         self._cancelled = cancelled
         self._launcher = launcher
         self._stop = stop
+        self.stop_grace_seconds = stop_grace
         self._extra_meta: dict[str, dict] = {}
         self.log_path = paths.log_file(paths.logs_dir(self.node_dir))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +87,12 @@ class NodeContext(Context):
     def stop_requested(self) -> bool:
         return bool(self._stop())
 
+    def report_stop(self, stopped: Stopped) -> None:
+        """A `stopped` event ({how, grace, after}: the sweep's trial says which happened) and its line in the log."""
+        self.log(stopped.text())
+        self._emit(Event("stopped", self.node_id, {"how": stopped.how, "grace": stopped.grace, "after": round(stopped.after, 3),
+                                                     "seen": stopped.seen}))
+
     def check_cancelled(self) -> None:
         if self._cancelled():
             raise Cancelled()
@@ -95,13 +102,14 @@ class NodeContext(Context):
     def world_size(self) -> int:
         return self.run_settings["node_count"] * self.run_settings["process_count_per_node"]
 
-    def launch_distributed(self, job: DistributedJob) -> None:
+    def launch_distributed(self, job: DistributedJob) -> Stopped | None:
         """Run `job` in Node count x Process count per node processes; return when all of them
-        have finished, or raise DistributedLaunchError (or Cancelled)."""
+        have finished (how they stopped when asked to stop early: Stopped), or raise
+        DistributedLaunchError (or Cancelled)."""
         if self._launcher is None:
             raise DistributedLaunchError(f"{self.module.label}: Run settings ask for {self.world_size} processes, "
                                          "but nothing here can start them (run it on the designer's workers)")
-        self._launcher(self, job)
+        return self._launcher(self, job)
 
     def close(self) -> None:
         self._log_file.close()
@@ -109,17 +117,18 @@ class NodeContext(Context):
 
 def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], node_dir: Path,
             emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
-            launcher: Callable[[NodeContext, DistributedJob], None] | None = None,
-            stop: Callable[[], bool] = lambda: False) -> dict[str, str]:
+            launcher: Callable[[NodeContext, DistributedJob], Stopped | None] | None = None,
+            stop: Callable[[], bool] = lambda: False, stop_grace: float = STOP_GRACE_SECONDS) -> dict[str, str]:
     """Run one node; return {output port: directory}. Raises what the module raised, after
     removing the output folders it had begun (nothing half-written is left to be read later).
     `launcher` starts the processes of a distributed module (NodeContext.launch_distributed);
-    `stop` says when the module is asked to wrap up early (NodeContext.stop_requested)."""
+    `stop` says when the module is asked to wrap up early (NodeContext.stop_requested); a command
+    it runs has `stop_grace` seconds to stop before its processes are ended."""
     node_dir = Path(node_dir)
     _remove_outputs(module, node_dir)  # a retried node starts clean
     params = module.resolved_params(node.get("parameters", {}))
     run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
-    ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop)
+    ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop, stop_grace)
     emit(Event("node_started", node["id"], {"kind": module.kind}))
     started = time.monotonic()
     try:

@@ -28,7 +28,7 @@ from typing import Any
 
 from designer.engine import parameters
 from designer.engine.problems import Problem, node_names
-from designer.engine.sweep_config import SweepProblem
+from designer.engine.sweep_checks import SweepProblem
 from sdk.component import arguments
 from sdk.yamltext import short
 

@@ -3,6 +3,7 @@
     sampling: random            # random | grid | bayesian
     parameter_space: [{name: learning_rate, expression: loguniform, values: [-9, -2]}, ...]
     policy: {type: BanditPolicy, evaluation_interval: 1, slack_factor: 0.1, delay_evaluation: 0}
+                                # + stop_grace_seconds (ours, 60): then a trial's command still running is ended
     primary_metric_name: validation_top1_accuracy
     primary_metric_goal: maximize
     max_total_runs: 8
@@ -13,14 +14,22 @@ parameter; `SweepConfig.as_dict()` is the canonical form, which `SweepConfig.fro
 """
 from __future__ import annotations
 
-import difflib
 import math
-import sys
 from dataclasses import dataclass, fields
 from functools import partial
-from typing import Any, TypeGuard
+from typing import Any
 
-from designer.engine.graph import Problem
+from designer.engine.sweep_checks import (
+    Checker,
+    SweepConfigInvalid,
+    fmt,
+    is_number,
+    is_whole,
+    kind_of,
+    name_of,
+    one_of,
+)
+from sdk.context import STOP_GRACE_SECONDS
 from sdk.yamltext import short
 
 KEYS = ("sampling", "parameter_space", "policy", "primary_metric_name", "primary_metric_goal",
@@ -37,34 +46,20 @@ EXPRESSIONS: dict[str, tuple[str, ...] | None] = {
     "lognormal": ("mu", "sigma"), "qlognormal": ("mu", "sigma", "q"),
 }
 CONTINUOUS = ("uniform", "loguniform", "normal", "lognormal")  # no q: never a whole number
+GRACE = "stop_grace_seconds"  # ours: how long a trial's script has to stop when asked before its processes are ended
 POLICY_FIELDS = {
-    "BanditPolicy": ("evaluation_interval", "delay_evaluation", "slack_factor", "slack_amount"),
-    "MedianStoppingPolicy": ("evaluation_interval", "delay_evaluation"),
-    "TruncationSelectionPolicy": ("evaluation_interval", "delay_evaluation", "truncation_percentage"),
+    "BanditPolicy": ("evaluation_interval", "delay_evaluation", "slack_factor", "slack_amount", GRACE),
+    "MedianStoppingPolicy": ("evaluation_interval", "delay_evaluation", GRACE),
+    "TruncationSelectionPolicy": ("evaluation_interval", "delay_evaluation", "truncation_percentage", GRACE),
     "NoTerminationPolicy": (),
 }
+MAX_STOP_GRACE_SECONDS = 86_400  # a day: an epoch longer than that is no early termination
 MAX_TOTAL_RUNS, MAX_CONCURRENT_RUNS = 1000, 100  # HyperDrive's own limits
 MAX_DURATION_MINUTES = 525_600  # a year: a deadline further away is no deadline (and past year 9999, none a date holds)
 # points a grid sweep may have: it is counted (the product of its choices' lengths), never listed, and
 # sampled one point per trial; at most max_total_runs of them ever run
 MAX_GRID_POINTS = 1_000_000
 MAX_EXPONENT = 709.0  # exp() of more overflows a float
-
-
-@dataclass(frozen=True)
-class SweepProblem(Problem):
-    """A Problem whose message already says where it is (`policy.slack_factor: ...`); `field` is
-    that place, for a form to mark it."""
-    field: str | None = None
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class SweepConfigInvalid(ValueError):
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 @dataclass(frozen=True)
@@ -82,6 +77,12 @@ class Policy:
     slack_factor: float | None = None
     slack_amount: float | None = None
     truncation_percentage: float | None = None
+    stop_grace_seconds: float | None = None  # None: STOP_GRACE_SECONDS
+
+    @property
+    def grace(self) -> float:
+        """Seconds a trial's command asked to stop has before its processes are ended."""
+        return STOP_GRACE_SECONDS if self.stop_grace_seconds is None else float(self.stop_grace_seconds)
 
     def as_dict(self) -> dict:
         return {"type": self.type} | {f: getattr(self, f) for f in POLICY_FIELDS[self.type] if getattr(self, f) is not None}
@@ -115,77 +116,22 @@ def grid_size(config: SweepConfig) -> int | None:
     return math.prod(len(e.values) for e in config.parameter_space) if config.sampling == "grid" else None
 
 
-def _kind(value) -> str:
-    if value is None:
-        return "empty"
-    return {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping"}.get(type(value)) or short(value)
-
-
-def _is_number(value) -> TypeGuard[float]:  # a YAML `true` is no number, nor an integer past every float
-    return isinstance(value, float) and math.isfinite(value) or type(value) is int and abs(value) <= sys.float_info.max
-
-
-def _is_whole(value) -> TypeGuard[float]:  # 2.0 too
-    return _is_number(value) and float(value).is_integer()
-
-
-def _fmt(value) -> str:
-    """A user's value as a message quotes it: bounded (sdk.yamltext.short), whatever it holds."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    return f"{value:g}" if isinstance(value, float) else short(value)
-
-
-def _name(text: str) -> str:
-    """A name the user wrote, as a message shows it (at most 80 characters)."""
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-_one_of = ", ".join
-
-
-class _Checker:
-    """Collects every problem; each check returns the checked value, or None when it has a problem."""
-
-    def __init__(self):
-        self.problems: list[Problem] = []
-
-    def add(self, field: str, message: str, code: str, param: str | None = None, where: str | None = None) -> None:
-        self.problems.append(SweepProblem(f"{where or field}: {message}", code, param=param, field=field))
-
-    def unknown_keys(self, raw: dict, known: tuple, prefix: str = "", owner: str = "a sweep") -> None:
-        for key in raw:
-            if key not in known and not (prefix and key == "type"):
-                close = difflib.get_close_matches(_name(str(key)), known, n=1)
-                hint = f"did you mean {close[0]}?" if close else f"{owner} takes " + (_one_of(known) or "no other key")
-                self.add(f"{prefix}{_name(str(key))}", f"unknown key ({hint})", "unknown_key")
-
-    def whole(self, raw: dict, key: str, low: int, high: int | None = None, prefix: str = "", why: str = ""):
-        value, field = raw.get(key), prefix + key
-        if not _is_whole(value):
-            return self.add(field, f"must be a whole number, got {_fmt(value)}", "not_a_number")
-        if value < low or (high is not None and value > high):
-            why = why or f"must be at least {low}" + (f" and at most {high}" if high is not None else "")
-            return self.add(field, why, "out_of_range", where=f"{field} is {_fmt(value)}")
-        return int(value)
-
-
 def check(raw: dict, parameters: list[dict] | None, metrics: set[str] | None) -> SweepConfig:
     """Check a configuration against the pipeline's parameter declarations ({name, type, default, min?, max?}) and
     the metric names its modules emit; None skips those checks (a stored form). Raises SweepConfigInvalid naming every problem."""
-    c = _Checker()
+    c = Checker()
     if not isinstance(raw, dict):
-        c.add("configuration", f"must be a mapping of keys (sampling, parameter_space, ...), not {_kind(raw)}", "not_a_mapping")
+        c.add("configuration", f"must be a mapping of keys (sampling, parameter_space, ...), not {kind_of(raw)}", "not_a_mapping")
         raise SweepConfigInvalid(c.problems)
     c.unknown_keys(raw, KEYS)
     for key in REQUIRED:
         if key not in raw:
-            c.add(key, "missing (a sweep needs " + _one_of(REQUIRED) + ")", "missing_key")
+            c.add(key, "missing (a sweep needs " + one_of(REQUIRED) + ")", "missing_key")
     sampling = raw.get("sampling")
     if isinstance(sampling, str) and sampling.lower().removesuffix("parametersampling") in SAMPLINGS:  # or SDK v1's class
         sampling = sampling.lower().removesuffix("parametersampling")
     elif "sampling" in raw:
-        c.add("sampling", f"unknown sampling {_fmt(sampling)} (one of {_one_of(SAMPLINGS)})", "unknown_sampling")
+        c.add("sampling", f"unknown sampling {fmt(sampling)} (one of {one_of(SAMPLINGS)})", "unknown_sampling")
     space = _space(c, raw, sampling, parameters)
     policy = _policy(c, raw.get("policy"))
     metric, goal = _metric(c, raw, metrics)
@@ -198,7 +144,7 @@ def check(raw: dict, parameters: list[dict] | None, metrics: set[str] | None) ->
     return SweepConfig(sampling, space, policy, metric, goal, *limits)
 
 
-def _grid_bound(c: _Checker, space: tuple[Expression, ...]) -> None:
+def _grid_bound(c: Checker, space: tuple[Expression, ...]) -> None:
     sizes = [len(e.values) for e in space]
     size = math.prod(sizes)
     if size > MAX_GRID_POINTS:
@@ -207,44 +153,44 @@ def _grid_bound(c: _Checker, space: tuple[Expression, ...]) -> None:
                                  "fewer choices, or random sampling)", "grid_too_large")
 
 
-def _metric(c: _Checker, raw: dict, metrics: set[str] | None) -> tuple[str | None, str | None]:
+def _metric(c: Checker, raw: dict, metrics: set[str] | None) -> tuple[str | None, str | None]:
     name, goal = raw.get("primary_metric_name"), raw.get("primary_metric_goal")
     if "primary_metric_name" in raw and (not isinstance(name, str) or not name):
-        c.add("primary_metric_name", f"must be a metric's name, got {_fmt(name)}", "unknown_metric")
+        c.add("primary_metric_name", f"must be a metric's name, got {fmt(name)}", "unknown_metric")
     elif "primary_metric_name" in raw and metrics is not None and name not in metrics:
-        known = f"the pipeline's modules emit {_one_of(sorted(metrics))}" if metrics else "the pipeline's modules emit no metric"
-        c.add("primary_metric_name", f"unknown metric {_fmt(name)} ({known})", "unknown_metric")
+        known = f"the pipeline's modules emit {one_of(sorted(metrics))}" if metrics else "the pipeline's modules emit no metric"
+        c.add("primary_metric_name", f"unknown metric {fmt(name)} ({known})", "unknown_metric")
     if isinstance(goal, str) and goal.lower() in GOALS:
         goal = goal.lower()  # HyperDrive writes MAXIMIZE
     elif "primary_metric_goal" in raw:
-        c.add("primary_metric_goal", f"must be maximize or minimize, got {_fmt(goal)}", "unknown_goal")
+        c.add("primary_metric_goal", f"must be maximize or minimize, got {fmt(goal)}", "unknown_goal")
     return name, goal
 
 
-def _limits(c: _Checker, raw: dict) -> tuple:
+def _limits(c: Checker, raw: dict) -> tuple:
     total = c.whole(raw, "max_total_runs", 1, MAX_TOTAL_RUNS) if "max_total_runs" in raw else None
     why = "at least one trial must run at a time" if raw.get("max_concurrent_runs") == 0 else ""
     concurrent = c.whole(raw, "max_concurrent_runs", 1, MAX_CONCURRENT_RUNS, why=why) if "max_concurrent_runs" in raw else 1
     duration = raw.get("max_duration_minutes")
-    if duration is not None and (not _is_number(duration) or not 0 < duration <= MAX_DURATION_MINUTES):
+    if duration is not None and (not is_number(duration) or not 0 < duration <= MAX_DURATION_MINUTES):
         c.add("max_duration_minutes", f"must be a number of minutes above 0 and at most {MAX_DURATION_MINUTES:,} (a year), "
-                                      f"got {_fmt(duration)}", "out_of_range")
+                                      f"got {fmt(duration)}", "out_of_range")
     return total, concurrent, duration, None if raw.get("seed") is None else c.whole(raw, "seed", 0, 2**32 - 1)
 
 
 _POLICY_ALIASES = {name.lower().removesuffix("policy"): name for name in POLICY_FIELDS}  # bandit, medianstopping, ...
 
 
-def _policy(c: _Checker, raw) -> Policy | None:
+def _policy(c: Checker, raw) -> Policy | None:
     """The early-termination policy (a mapping, or just its type); none given is NoTerminationPolicy."""
     raw = {"type": "NoTerminationPolicy"} if raw is None else {"type": raw} if isinstance(raw, str) else raw
     if not isinstance(raw, dict):
-        return c.add("policy", f"must be a mapping such as {{type: BanditPolicy, slack_factor: 0.1}}, not {_kind(raw)}", "invalid_policy")
+        return c.add("policy", f"must be a mapping such as {{type: BanditPolicy, slack_factor: 0.1}}, not {kind_of(raw)}", "invalid_policy")
     kind = raw.get("type")
     name = _POLICY_ALIASES.get(kind.lower().replace("_", "").removesuffix("policy")) if isinstance(kind, str) else None
     if name is None:
-        what = "missing" if kind is None else f"unknown policy {_fmt(kind)}"
-        return c.add("policy.type", f"{what} (one of {_one_of(POLICY_FIELDS)})", "unknown_policy")
+        what = "missing" if kind is None else f"unknown policy {fmt(kind)}"
+        return c.add("policy.type", f"{what} (one of {one_of(POLICY_FIELDS)})", "unknown_policy")
     before = len(c.problems)
     c.unknown_keys(raw, POLICY_FIELDS[name], "policy.", name)
     values: dict[str, Any] = {"evaluation_interval": 1, "delay_evaluation": 0}
@@ -256,23 +202,29 @@ def _policy(c: _Checker, raw) -> Policy | None:
         c.add("policy", "BanditPolicy takes slack_factor or slack_amount, not both" if slack else
               "BanditPolicy needs slack_factor or slack_amount (how far behind the best trial a trial may fall)", "invalid_policy")
     elif name == "BanditPolicy":
-        if not _is_number(raw[slack[0]]) or raw[slack[0]] <= 0:
-            c.add(f"policy.{slack[0]}", f"must be a number above 0, got {_fmt(raw[slack[0]])}", "out_of_range")
+        if not is_number(raw[slack[0]]) or raw[slack[0]] <= 0:
+            c.add(f"policy.{slack[0]}", f"must be a number above 0, got {fmt(raw[slack[0]])}", "out_of_range")
         values[slack[0]] = raw[slack[0]]
     if name == "TruncationSelectionPolicy":
         pct = values["truncation_percentage"] = raw.get("truncation_percentage")
-        if not _is_number(pct) or not 1 <= pct <= 99:
-            got = "missing" if pct is None else f"got {_fmt(pct)}"
+        if not is_number(pct) or not 1 <= pct <= 99:
+            got = "missing" if pct is None else f"got {fmt(pct)}"
             c.add("policy.truncation_percentage", f"TruncationSelectionPolicy needs a percentage from 1 to 99, {got}", "out_of_range")
+    grace = raw.get(GRACE)
+    if grace is not None and name != "NoTerminationPolicy":
+        if not is_number(grace) or not 0 <= grace <= MAX_STOP_GRACE_SECONDS:
+            c.add(f"policy.{GRACE}", f"must be a number of seconds from 0 to {MAX_STOP_GRACE_SECONDS:,} (a day), got {fmt(grace)}",
+                  "out_of_range")
+        values[GRACE] = grace
     return Policy(name, **values) if len(c.problems) == before else None
 
 
-def _space(c: _Checker, raw: dict, sampling: str | None, parameters: list[dict] | None) -> tuple[Expression, ...]:
+def _space(c: Checker, raw: dict, sampling: str | None, parameters: list[dict] | None) -> tuple[Expression, ...]:
     if "parameter_space" not in raw:
         return ()
     entries = raw["parameter_space"]
     if not isinstance(entries, list) or not entries:
-        not_a_list = "" if isinstance(entries, list) else f", not {_kind(entries)}"
+        not_a_list = "" if isinstance(entries, list) else f", not {kind_of(entries)}"
         return c.add("parameter_space", "must list at least one {name, expression, values}" + not_a_list, "empty_space") or ()
     declared = None if parameters is None else {p["name"]: p for p in parameters}
     space: list[Expression] = []
@@ -282,19 +234,19 @@ def _space(c: _Checker, raw: dict, sampling: str | None, parameters: list[dict] 
         if expression is None:
             continue
         if expression.name in seen:
-            c.add(f"parameter_space[{i}]", f"{_name(expression.name)} is swept twice (also parameter_space[{seen[expression.name]}])",
-                  "duplicate_parameter", expression.name, where=f"parameter_space[{i}] ({_name(expression.name)})")
+            c.add(f"parameter_space[{i}]", f"{name_of(expression.name)} is swept twice (also parameter_space[{seen[expression.name]}])",
+                  "duplicate_parameter", expression.name, where=f"parameter_space[{i}] ({name_of(expression.name)})")
         seen.setdefault(expression.name, i)
         space.append(expression)
     return tuple(space)
 
 
-def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict | None) -> Expression | None:
+def _expression(c: Checker, i: int, entry, sampling: str | None, declared: dict | None) -> Expression | None:
     field = f"parameter_space[{i}]"
     if not isinstance(entry, dict):
-        return c.add(field, f"must be a mapping {{name, expression, values}}, not {_kind(entry)}", "invalid_expression")
+        return c.add(field, f"must be a mapping {{name, expression, values}}, not {kind_of(entry)}", "invalid_expression")
     name = entry.get("name")
-    where, param = (f"{field} ({_name(name)})", name) if isinstance(name, str) else (field, None)
+    where, param = (f"{field} ({name_of(name)})", name) if isinstance(name, str) else (field, None)
     before = len(c.problems)
     add = partial(c.add, field, param=param, where=where)  # add(message, code)
     keys = ("name", "expression", "values")
@@ -302,11 +254,11 @@ def _expression(c: _Checker, i: int, entry, sampling: str | None, declared: dict
     if odd:
         add(f"{', '.join(odd)} (each entry has name, expression and values)", "invalid_expression")
     if "name" in entry and (not isinstance(name, str) or not name):
-        add(f"name must be a pipeline parameter's name, got {_fmt(name)}", "invalid_expression")
+        add(f"name must be a pipeline parameter's name, got {fmt(name)}", "invalid_expression")
     kind, values = entry.get("expression"), entry.get("values")
     kind = kind.lower() if isinstance(kind, str) else kind if kind is None else short(kind)  # hashable; Choice = choice
     if "expression" in entry and kind not in EXPRESSIONS:
-        add(f"unknown expression {_fmt(kind)} (one of {_one_of(EXPRESSIONS)})", "unknown_expression")
+        add(f"unknown expression {fmt(kind)} (one of {one_of(EXPRESSIONS)})", "unknown_expression")
     shaped = kind in EXPRESSIONS and "values" in entry and _values(add, kind, values)
     if sampling == "grid" and kind in EXPRESSIONS and kind != "choice":
         add(f"grid sampling takes choice only, as HyperDrive's GridParameterSampling does (not {kind})", "grid_needs_choice")
@@ -324,38 +276,38 @@ def _values(add, kind: str, values) -> bool | None:
     labels = EXPRESSIONS[kind] or ()  # choice: any number
     takes = f"{kind} takes [{', '.join(labels)}]" if labels else "choice takes [value, value, ...]"
     if not isinstance(values, list):
-        return add(f"values must be a list ({takes}), not {_kind(values)}", "invalid_values")
+        return add(f"values must be a list ({takes}), not {kind_of(values)}", "invalid_values")
     if kind == "choice":
         if not values:
             return add("empty choice (choice takes [value, value, ...]: at least one)", "empty_choice")
-        bad = [v for v in values if not (_is_number(v) or isinstance(v, (str, bool)))]
-        return not bad or add(f"choice values must be numbers, strings or booleans, not {_kind(bad[0])}", "invalid_values")
+        bad = [v for v in values if not (is_number(v) or isinstance(v, (str, bool)))]
+        return not bad or add(f"choice values must be numbers, strings or booleans, not {kind_of(bad[0])}", "invalid_values")
     if len(values) != len(labels):
         return add(f"{takes}, got {len(values)} value{'s' * (len(values) != 1)}", "wrong_value_count")
     named = dict(zip(labels, values))
-    bad = [label for label, v in named.items() if not _is_number(v)]
+    bad = [label for label, v in named.items() if not is_number(v)]
     if bad:
-        return add(f"{' and '.join(bad)} must be {'numbers' if bad[1:] else 'a number'} ({takes}), got {_fmt(named[bad[0]])}", "not_a_number")
-    if kind == "randint" and (not _is_whole(named["upper"]) or named["upper"] < 1):
-        return add(f"upper must be a whole number of at least 1 (randint takes [upper]: 0 to upper-1), got {_fmt(named['upper'])}", "out_of_range")
+        return add(f"{' and '.join(bad)} must be {'numbers' if bad[1:] else 'a number'} ({takes}), got {fmt(named[bad[0]])}", "not_a_number")
+    if kind == "randint" and (not is_whole(named["upper"]) or named["upper"] < 1):
+        return add(f"upper must be a whole number of at least 1 (randint takes [upper]: 0 to upper-1), got {fmt(named['upper'])}", "out_of_range")
     if labels[0] in ("low", "min_value"):
         low, high = values[0], values[1]
         if low > high or (low == high and kind in CONTINUOUS):
-            add(f"{labels[0]} ({_fmt(low)}) must be below {labels[1]} ({_fmt(high)}) ({takes})", "low_above_high")
+            add(f"{labels[0]} ({fmt(low)}) must be below {labels[1]} ({fmt(high)}) ({takes})", "low_above_high")
         if labels[0] == "min_value" and max(abs(low), abs(high)) > MAX_EXPONENT:
-            add(f"the bounds are exponents: exp({_fmt(max(low, high, key=abs))}) is out of a float's range ({takes})", "out_of_range")
+            add(f"the bounds are exponents: exp({fmt(max(low, high, key=abs))}) is out of a float's range ({takes})", "out_of_range")
     if named.get("sigma", 1) <= 0:
-        add(f"sigma must be above 0, got {_fmt(named['sigma'])} ({takes})", "out_of_range")
+        add(f"sigma must be above 0, got {fmt(named['sigma'])} ({takes})", "out_of_range")
     if named.get("q", 1) <= 0:
-        add(f"q must be above 0, got {_fmt(named['q'])} ({takes})", "out_of_range")
+        add(f"q must be above 0, got {fmt(named['q'])} ({takes})", "out_of_range")
     return True
 
 
 def _against_declaration(add, name, kind, values, declared: dict) -> None:
     """The swept name is a pipeline parameter, and the expression fits its type and range."""
     if not isinstance(name, str) or name not in declared:
-        known = f"declared: {_one_of(declared)}" if declared else "this pipeline declares no parameters"
-        return add(f"unknown pipeline parameter {_fmt(name)} ({known})", "unknown_parameter")
+        known = f"declared: {one_of(declared)}" if declared else "this pipeline declares no parameters"
+        return add(f"unknown pipeline parameter {fmt(name)} ({known})", "unknown_parameter")
     if kind not in EXPRESSIONS or not isinstance(values, list):
         return None
     ptype = declared[name].get("type")
@@ -366,14 +318,14 @@ def _against_declaration(add, name, kind, values, declared: dict) -> None:
         return add(f"{name} is an int parameter: {kind} draws fractional values (use choice, randint or q{kind} with a whole q)",
                    "type_mismatch")
     labels = EXPRESSIONS[kind]
-    if ptype == "int" and labels and labels[-1] == "q" and len(values) == 3 and _is_number(values[2]) and not _is_whole(values[2]):
-        return add(f"{name} is an int parameter: q must be a whole number, got {_fmt(values[2])}", "type_mismatch")
+    if ptype == "int" and labels and labels[-1] == "q" and len(values) == 3 and is_number(values[2]) and not is_whole(values[2]):
+        return add(f"{name} is an int parameter: q must be a whole number, got {fmt(values[2])}", "type_mismatch")
     if kind == "choice":
-        fits = {"int": _is_whole, "float": _is_number, "bool": lambda v: isinstance(v, bool), "string": lambda v: isinstance(v, str)}.get(ptype)
+        fits = {"int": is_whole, "float": is_number, "bool": lambda v: isinstance(v, bool), "string": lambda v: isinstance(v, str)}.get(ptype)
         wrong = [v for v in values if fits and not fits(v)]
         if wrong:
             quote = " (quote it in YAML)" if ptype == "string" and isinstance(wrong[0], bool) else ""
-            return add(f"{name} is {article} {ptype} parameter: choice value {_fmt(wrong[0])} is not {article} {ptype}{quote}",
+            return add(f"{name} is {article} {ptype} parameter: choice value {fmt(wrong[0])} is not {article} {ptype}{quote}",
                        "type_mismatch")
     return _in_range(add, name, kind, values, declared[name])
 
@@ -384,17 +336,17 @@ def _in_range(add, name: str, kind: str, values: list, declaration: dict) -> Non
     if low is None and high is None:
         return None
     if kind == "choice":
-        ends = {_fmt(v): v for v in values}
+        ends = {fmt(v): v for v in values}
     elif kind == "randint":
-        ends = {f"randint draw {_fmt(v)}": v for v in (0, values[0] - 1)}
+        ends = {f"randint draw {fmt(v)}": v for v in (0, values[0] - 1)}
     elif kind in ("uniform", "quniform"):
-        ends = {f"low {_fmt(values[0])}": values[0], f"high {_fmt(values[1])}": values[1]}
+        ends = {f"low {fmt(values[0])}": values[0], f"high {fmt(values[1])}": values[1]}
     elif kind in ("loguniform", "qloguniform") and max(map(abs, values[:2])) <= MAX_EXPONENT:
-        ends = {f"exp({_fmt(v)}) = {math.exp(v):.4g}": math.exp(v) for v in values[:2]}
+        ends = {f"exp({fmt(v)}) = {math.exp(v):.4g}": math.exp(v) for v in values[:2]}
     else:
         return None
     for label, v in ends.items():
         if (low is not None and v < low) or (high is not None and v > high):
-            side = f"below min {_fmt(low)}" if low is not None and v < low else f"above max {_fmt(high)}"
-            return add(f"{label} is {side} of {name} (declared range {_fmt(low)}..{_fmt(high)})", "out_of_range")
+            side = f"below min {fmt(low)}" if low is not None and v < low else f"above max {fmt(high)}"
+            return add(f"{label} is {side} of {name} (declared range {fmt(low)}..{fmt(high)})", "out_of_range")
     return None

@@ -10,7 +10,7 @@ import re
 import yaml
 
 from designer.engine import jsontext
-from designer.engine.sweep_config import SweepConfigInvalid, SweepProblem
+from designer.engine.sweep_checks import SweepConfigInvalid, SweepProblem
 from sdk import yamltext
 
 

@@ -54,12 +54,12 @@ def execute_noderun(noderun_id: int) -> list[int]:
     with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat:
         try:
             outputs = executor.execute(module, node, _inputs(nr), artifacts.node_dir(nr.run_id, nr.node_id),
-                                       watch.emit, beat.cancelled, launcher, watch.stop)
+                                       watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
         except BaseException as e:  # the module's own error, a Cancelled, or the worker's shutdown
             error = e
     if error is not None:
         return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancelled())
-    return _completed(nr, buffer, outputs)
+    return _completed(nr, buffer, outputs, reusable=not watch.ended)
 
 
 def _inputs(nr: NodeRun) -> dict[str, executor.InputArtifact]:
@@ -108,10 +108,13 @@ def _end_overdue(nr: NodeRun, buffer: events.Buffer) -> None:
         os._exit(CANCELLED_EXIT)
 
 
-def _completed(nr: NodeRun, buffer: events.Buffer, outputs: dict[str, str]) -> list[int]:
+def _completed(nr: NodeRun, buffer: events.Buffer, outputs: dict[str, str], reusable: bool = True) -> list[int]:
+    """Record the node's outputs. Not `reusable` (a command a sweep's policy had to end: its outputs
+    may be partial): no later run finds it by its cache key."""
     ids = {port: cache.output_identity(nr.cache_key, nr.pk, port) for port in outputs}
+    key = {} if reusable else {"cache_key": ""}
     with transaction.atomic():
-        if transition(nr, st.RUNNING, st.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now()):
+        if transition(nr, st.RUNNING, st.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now(), **key):
             buffer.add(executor.Event("node_finished", nr.node_id, {"duration": nr.duration}))
         buffer.flush()
         ready = advance(nr.run_id, [nr.node_id])

@@ -290,6 +290,8 @@ class Trial(models.Model):
     stop_requested = models.BooleanField(default=False, help_text="the policy ended it early")
     stopped_at_step = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
+    detail = models.TextField(blank=True, help_text="how it ended, in words: an early terminated trial says whether its "
+                                                     "script stopped when asked or was ended after the grace")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -3,7 +3,10 @@
 Every step of the primary metric that a node of a trial emits goes to the Optuna study
 (tuning.report); when the policy says the trial loses, the node is asked to wrap up
 (Context.stop_requested): the training stops after that epoch and keeps its best one, and the
-trial ends "early terminated". Nothing is asked at a module's last step (it saves nothing).
+trial ends "early terminated". Nothing is asked at a module's last step (it saves nothing). A
+component's command that is still running `policy.stop_grace_seconds` after the request is ended
+(training/stopping.py); its `stopped` event says how it ended, which the trial's label repeats
+(sweeps.trial_finished), and a node ended so keeps outputs that may be partial: never reused.
 """
 from __future__ import annotations
 
@@ -13,11 +16,13 @@ from designer.engine import sweep_config, tuning
 from designer.engine.executor import Event
 from designer.pipelines import studies
 from designer.pipelines.models import NodeRun, Trial
+from sdk.context import ENDED, STOP_GRACE_SECONDS
 
 
 class Watch:
     """`emit` wrapped for one node: `watch.emit` passes every event on and reports the primary
-    metric; `watch.stop()` says whether the policy ended the trial."""
+    metric; `watch.stop()` says whether the policy ended the trial, `watch.grace` how long a command
+    then has, `watch.ended` whether its processes had to be ended."""
 
     def __init__(self, nr: NodeRun, emit: Callable[[Event], None]):
         self.nr, self._emit = nr, emit
@@ -25,12 +30,16 @@ class Watch:
         self.stopped = bool(self.trial and self.trial.stop_requested)
         self.config = sweep_config.SweepConfig.from_dict(self.trial.sweep.config) if self.trial else None
         self.study = None
+        self.grace = self.config.policy.grace if self.config else STOP_GRACE_SECONDS
+        self.ended = False
 
     def stop(self) -> bool:
         return self.stopped
 
     def emit(self, event: Event) -> None:
         self._emit(event)
+        if event.type == "stopped":
+            self.ended = self.ended or event.data.get("how") == ENDED
         if self.trial is None or event.type != "metric" or event.data.get("name") != self.config.primary_metric_name:
             return
         step = event.data.get("step")
@@ -52,4 +61,5 @@ class Watch:
         policy = self.config.policy.type
         self._emit(Event("log", self.nr.node_id, {"text": (
             f"{policy}: this trial's {self.config.primary_metric_name} {value:.4g} at step {step} loses against the "
-            f"other trials: it stops after this step and keeps its best so far (early terminated)")}))
+            f"other trials: it stops after this step and keeps its best so far (early terminated); a command still "
+            f"running {self.grace:g} s later is ended (stop_grace_seconds)")}))

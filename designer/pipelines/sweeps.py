@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from designer.engine import graph, parameters, sweep_arguments, sweep_config, sweep_text, tuning
+from designer.engine import graph, parameters, sweep_arguments, sweep_config, sweep_text, trial_outcome, tuning
 from designer.engine import statuses as st
 from designer.pipelines import artifacts, drafts, events, runs, studies, workers
 from designer.pipelines.catalogue import get_catalogue
@@ -180,21 +180,22 @@ def trial_finished(run_id: int) -> None:
         value = dict(curve)[kept]
     else:
         kept = None
-    status = RUN_TO_TRIAL.get(trial.run.status, st.FAILED)
-    if status == st.COMPLETED and Trial.objects.filter(pk=trial.pk, stop_requested=True).exists() \
-            and len(curve) < (_planned_steps(trial.run, config.primary_metric_name) or len(curve) + 1):
-        status = st.EARLY_TERMINATED  # asked to stop, and it did stop before its last step
+    status, detail = RUN_TO_TRIAL.get(trial.run.status, st.FAILED), ""
+    if status == st.COMPLETED and trial.stop_requested:
+        planned = _planned_steps(trial.run, config.primary_metric_name)  # none for azureml or MLflow logging
+        status, detail = trial_outcome.label(trial.stopped_at_step, curve, planned, _stop_event(trial.run))
     error = "" if status != st.FAILED else _run_error(trial.run)
     if status == st.COMPLETED and value is None:
         status, error = st.FAILED, (f"the run completed but no module reported the primary metric "
                                     f"{config.primary_metric_name!r}")
-    _end_trial(trial, status, value, len(curve), error, studies.load(trial.sweep, config), kept)
+    _end_trial(trial, status, value, len(curve), error, studies.load(trial.sweep, config), kept, detail)
     fill(trial.sweep_id)
 
 
-def _end_trial(trial: Trial, status: str, value, epochs: int, error: str, study, kept: int | None = None) -> None:
+def _end_trial(trial: Trial, status: str, value, epochs: int, error: str, study, kept: int | None = None,
+               detail: str = "") -> None:
     won = Trial.objects.filter(pk=trial.pk).exclude(status__in=st.TRIAL_FINISHED).update(
-        status=status, value=value, epochs=epochs, error=error, finished_at=timezone.now(), kept_step=kept)
+        status=status, value=value, epochs=epochs, error=error, finished_at=timezone.now(), kept_step=kept, detail=detail)
     if won:
         trial.status, trial.value = status, value
         tuning.tell(study, trial.number, status, value)
@@ -348,6 +349,12 @@ def _planned_steps(run: Run, metric: str) -> int | None:
     data = (Event.objects.filter(run=run, type="metric", data__name=metric).order_by("-id")
             .values_list("data", flat=True).first())
     return (data or {}).get("steps")
+
+
+def _stop_event(run: Run) -> dict | None:
+    """How the trial's command stopped when its policy asked ({how, grace, after, seen}: the
+    node's `stopped` event), or None when no command said (a module that reads ctx.stop_requested())."""
+    return Event.objects.filter(run=run, type="stopped").order_by("-id").values_list("data", flat=True).first()
 
 
 def _nudge(sweep_id: int) -> None:

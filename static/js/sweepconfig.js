@@ -35,9 +35,9 @@ export function expressionHint(expression, fields) {
 }
 
 export const POLICIES = {
-  BanditPolicy: ['evaluation_interval', 'slack_factor', 'slack_amount', 'delay_evaluation'],
-  MedianStoppingPolicy: ['evaluation_interval', 'delay_evaluation'],
-  TruncationSelectionPolicy: ['evaluation_interval', 'truncation_percentage', 'delay_evaluation'],
+  BanditPolicy: ['evaluation_interval', 'slack_factor', 'slack_amount', 'delay_evaluation', 'stop_grace_seconds'],
+  MedianStoppingPolicy: ['evaluation_interval', 'delay_evaluation', 'stop_grace_seconds'],
+  TruncationSelectionPolicy: ['evaluation_interval', 'truncation_percentage', 'delay_evaluation', 'stop_grace_seconds'],
   NoTerminationPolicy: [],
 };
 /** What each policy field means (HyperDrive's meanings), shown under it. */
@@ -45,6 +45,7 @@ export const POLICY_HINTS = {
   evaluation_interval: 'epochs between two checks', delay_evaluation: 'epochs before the first check',
   slack_factor: 'ratio to the best (or slack amount)', slack_amount: 'absolute (or slack factor)',
   truncation_percentage: '% of the trials cut at each check',
+  stop_grace_seconds: 'a stopped trial\'s script is ended this long after it is asked (empty: 60)',
 };
 export const POLICY_DEFAULTS = { evaluation_interval: '1', slack_factor: '0.1', delay_evaluation: '0', truncation_percentage: '20' };
 export const LIMITS = ['max_total_runs', 'max_concurrent_runs', 'max_duration_minutes', 'seed'];

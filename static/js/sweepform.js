@@ -7,7 +7,7 @@ import { EXPRESSIONS, FIELD_HINTS, GOALS, POLICIES, POLICY_DEFAULTS, POLICY_HINT
 const LABELS = {
   max_total_runs: 'Max total runs', max_concurrent_runs: 'Max concurrent runs',
   max_duration_minutes: 'Max duration (minutes)', seed: 'Seed',
-  min_value: 'min exponent', max_value: 'max exponent',
+  min_value: 'min exponent', max_value: 'max exponent', stop_grace_seconds: 'Stop grace (seconds)',
 };
 const labelOf = (k) => LABELS[k] || k.replace(/_/g, ' ');
 

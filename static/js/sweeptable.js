@@ -2,7 +2,7 @@
  * duration and a link to its run; the best trial marked. Its check boxes pick runs to compare;
  * the choice is kept when the table is drawn again. */
 import { h } from './dom.js';
-import { runHref, trialDuration, trialStatus } from './trials.js';
+import { runHref, trialDetail, trialDuration, trialStatus } from './trials.js';
 import { formatValue } from './values.js';
 
 /** table: the <table>; onPick(runIds) is told the runs picked after each change. */
@@ -28,7 +28,8 @@ export function trialTable(table, onPick) {
       h('td', {}, pickBox(trial)),
       h('td', { class: 'number' }, String(trial.number), trial.best ? h('span', { class: 'best-mark', title: 'the best trial' }, '★ best') : null),
       sweep.swept.map((name) => h('td', { class: 'num', 'data-param': name }, formatValue((trial.values || {})[name]))),
-      h('td', { class: `status status-${trial.status}` }, trialStatus(trial)),
+      h('td', { class: `status status-${trial.status}`, title: trial.detail || null }, trialStatus(trial),
+        trial.detail ? h('span', { class: 'status-detail' }, trialDetail(trial)) : null),
       metricCell(sweep, trial),
       h('td', { class: 'num' }, String(trial.epochs ?? '')),
       h('td', { class: 'num duration' }, trialDuration(trial)),

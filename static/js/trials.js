@@ -37,6 +37,16 @@ export function trialDuration(trial, now = Date.now()) {
 /** A trial's status as written in the table: "early terminated". */
 export const trialStatus = (trial) => statusLabel(trial.status);
 
+/**
+ * What happened beyond the status, when the server says (`detail`), without repeating the status:
+ * "at epoch 2: the script stopped when asked" for a trial labelled "early terminated at epoch 2: ...".
+ */
+export function trialDetail(trial) {
+  const detail = trial.detail || '';
+  const status = statusLabel(trial.status);
+  return detail.startsWith(status) ? detail.slice(status.length).trim() : detail;
+}
+
 /** The page of a trial's run: the designer showing that run, as the runs list links it. */
 export function runHref(sweep, trial) {
   if (!trial.run) return null;

@@ -12,6 +12,7 @@ from designer.engine.sweep_config import (
     grid_size,
 )
 from designer.engine.sweep_text import parse_text
+from sdk.context import STOP_GRACE_SECONDS
 
 PARAMETERS = [
     {"name": "learning_rate", "type": "float", "default": 0.001, "min": 1e-06, "max": 1.0},
@@ -282,12 +283,26 @@ def test_policy_fields_unknown_or_out_of_range_are_named():
     assert problems(base(policy={"type": "MedianStoppingPolicy", "evaluation_intervall": 2, "slack_factor": 0.1,
                                  "evaluation_interval": 0, "delay_evaluation": -1})) == [
         "policy.evaluation_intervall: unknown key (did you mean evaluation_interval?)",
-        "policy.slack_factor: unknown key (MedianStoppingPolicy takes evaluation_interval, delay_evaluation)",
+        "policy.slack_factor: unknown key (MedianStoppingPolicy takes evaluation_interval, delay_evaluation, stop_grace_seconds)",
         "policy.evaluation_interval is 0: must be at least 1",
         "policy.delay_evaluation is -1: must be at least 0",
     ]
     assert problems(base(policy={"type": "NoTerminationPolicy", "evaluation_interval": 1})) == [
         "policy.evaluation_interval: unknown key (NoTerminationPolicy takes no other key)"]
+
+
+def test_the_grace_before_a_stopped_trial_is_ended_is_the_users_in_seconds():
+    policy = check(base(policy={"type": "BanditPolicy", "slack_factor": 0.1, "stop_grace_seconds": 2.5}), PARAMETERS, METRICS).policy
+    assert policy.stop_grace_seconds == 2.5 and policy.grace == 2.5
+    assert policy.as_dict() == {"type": "BanditPolicy", "evaluation_interval": 1, "delay_evaluation": 0, "slack_factor": 0.1,
+                                "stop_grace_seconds": 2.5}
+    assert check(base(), PARAMETERS, METRICS).policy.grace == STOP_GRACE_SECONDS == 60  # not given: a minute
+    assert check(base(policy={"type": "MedianStoppingPolicy", "stop_grace_seconds": 0}), PARAMETERS, METRICS).policy.grace == 0
+    for bad, got in ((-1, "-1"), (86_401, "86401"), ("soon", "'soon'"), (True, "true")):
+        assert problems(base(policy={"type": "BanditPolicy", "slack_factor": 0.1, "stop_grace_seconds": bad})) == [
+            f"policy.stop_grace_seconds: must be a number of seconds from 0 to 86,400 (a day), got {got}"]
+    assert problems(base(policy={"type": "NoTerminationPolicy", "stop_grace_seconds": 5})) == [
+        "policy.stop_grace_seconds: unknown key (NoTerminationPolicy takes no other key)"]
 
 
 def test_truncation_needs_a_percentage_from_1_to_99():

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareHref, curveSeries, runHref, summaryText, sweepFinished, trialDuration, trialStatus } from '../../static/js/trials.js';
+import { compareHref, curveSeries, runHref, summaryText, sweepFinished, trialDetail, trialDuration, trialStatus } from '../../static/js/trials.js';
 import { runColour } from '../../static/js/charts/colours.js';
 import { STATUSES } from './fixtures.mjs';
 
@@ -35,6 +35,15 @@ test('a trial: its status in words, how long it ran, the page of its run', () =>
   assert.equal(runHref(sweep, sweep.trials[0]), '/pipelines/4/?run=11');
   assert.equal(runHref(sweep, sweep.trials[2]), null);
   assert.equal(compareHref([11, 12]), '/runs/compare?runs=11,12');
+});
+
+test('a stopped trial says how it ended, without repeating its status', () => {
+  assert.equal(trialDetail({ status: 'early_terminated', detail: 'early terminated at epoch 2: the script stopped when asked at epoch 2' }),
+    'at epoch 2: the script stopped when asked at epoch 2');
+  assert.equal(trialDetail({ status: 'completed', detail: 'asked to stop at epoch 2, it ran its course and finished on its own' }),
+    'asked to stop at epoch 2, it ran its course and finished on its own');
+  assert.equal(trialDetail({ status: 'completed', detail: '' }), '');
+  assert.equal(trialDetail({ status: 'queued' }), '');
 });
 
 test('every trial with a curve is one line, the best one thicker', () => {

@@ -13,7 +13,7 @@ import yaml
 from designer.engine import executor
 from modules._component import CommandComponent, component_module
 from sdk import component
-from sdk.context import DistributedJob
+from sdk.context import ENDED, DistributedJob, Stopped
 from sdk.errors import CommandFailed, EmptyOutput
 from sdk.formats.meta import artifact, read_meta, write_meta
 from tests.modules.runner import log_text
@@ -144,3 +144,25 @@ def test_a_distributed_run_hands_the_launcher_the_command_of_every_process(tmp_p
     assert job.env["DESIGNER_METRICS_FILE"] == str(job.metrics_file) and "RANK" not in job.env
     assert (node_dir / "result" / "result.txt").read_text() == "xyz|2|false|code"
     assert "(2 processes), timeout 30 s" in log_text(node_dir)
+
+
+def test_a_distributed_job_its_launcher_ended_after_the_grace_completes_with_partial_outputs(tmp_path):
+    """The launcher says the job was asked to stop and ended (launchers/distributed.py): no output is
+    refused for being empty, each is marked partial, and the node's `stopped` event says how."""
+    module = make_component(tmp_path / "comp")
+    events, jobs = [], []
+
+    def launcher(ctx, job: DistributedJob):
+        jobs.append(job)
+        return Stopped(ENDED, job.stop_grace, job.stop_grace + 0.1)  # it wrote nothing before it was ended
+
+    node_dir = tmp_path / "node"
+    node = {"id": "node", "kind": module.kind, "parameters": {},
+            "run_settings": {"node_count": 2, "process_count_per_node": 1}}
+    outputs = executor.execute(module, node, {"data": data_folder(tmp_path / "d", "xyz")}, node_dir, events.append,
+                               launcher=launcher, stop_grace=7)
+    assert jobs[0].stop_grace == 7
+    assert read_meta(Path(outputs["result"])) == {"type": "AnyDirectory", "partial": True}
+    stopped, = [e.data for e in events if e.type == "stopped"]
+    assert stopped == {"how": ENDED, "grace": 7, "after": 7.1, "seen": False}
+    assert "output 'Result' is empty: the script was ended before it wrote anything there" in log_text(node_dir)

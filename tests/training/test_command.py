@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sdk import compat
+from sdk.context import COOPERATIVE, ENDED, FINISHED, Stopped
 from sdk.errors import Cancelled, CommandFailed, CommandTimedOut
 from tests.conftest import ROOT
 from training import command, launch
@@ -215,6 +216,74 @@ def test_stop_requested_creates_the_stop_file_that_the_script_sees(tmp_path):
     """, stop_file=stop_file, metrics_file=tmp_path / "metrics.jsonl", stop_requested=stop_requested, timeout=60)
     assert stop_file.exists()
     assert "stopped early after True" in log.read_text()
+
+
+def stop_when_started(tmp_path: Path):
+    """The policy's decision, as the supervisor asks it: stop once the script has begun."""
+    return lambda: (tmp_path / "code" / "started.txt").exists()
+
+
+def run_asked(tmp_path: Path, body: str, grace: float) -> tuple[Stopped | None, Path, float]:
+    """Run the script with a stop request once it has begun; (how it stopped, its log, seconds it took)."""
+    code, log = script(tmp_path, body), tmp_path / "logs" / "70_driver_log.txt"
+    started = time.monotonic()
+    stopped = command.run(["python", "script.py"], code, log, label="My Script", timeout=120, stop_file=tmp_path / "work" / "STOP",
+                          metrics_file=tmp_path / "metrics.jsonl", stop_requested=stop_when_started(tmp_path), stop_grace=grace)
+    return stopped, log, time.monotonic() - started
+
+
+def test_a_script_that_never_asks_is_ended_after_the_grace_keeping_its_outputs_and_counts_as_stopped(tmp_path):
+    stopped, log, took = run_asked(tmp_path, """
+        import os, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open("pids.txt", "w").write(f"{os.getpid()} {child.pid}")
+        open("started.txt", "w").write("yes")
+        for epoch in range(1, 600):
+            open("model.tmp", "w").write(f"epoch {epoch}")  # what it has so far, whole whenever it is ended
+            os.replace("model.tmp", "model.txt")
+            time.sleep(0.1)
+    """, grace=1.5)
+    assert stopped is not None and (stopped.how, stopped.grace, stopped.seen) == (ENDED, 1.5, False)  # no CommandFailed
+    assert 1.5 <= stopped.after < 1.5 + command.STOP_GRACE_SECONDS and took < 30
+    assert (tmp_path / "code" / "model.txt").read_text().startswith("epoch ")  # kept
+    pids = [int(p) for p in (tmp_path / "code" / "pids.txt").read_text().split()]
+    assert [p for p in pids if alive(p)] == [] and command.group_members(pids[0]) == []
+    text = log.read_text()
+    assert "(designer) asked the command to stop early" in text and "it is ended if it still runs in 1.5 s" in text
+    assert "(designer) the command still runs 1.5 s after it was asked to stop: ending it" in text
+    assert "never read stop_requested()" in stopped.text() and "may be partial" in stopped.text()
+
+
+def test_a_script_that_honours_the_request_stops_itself_and_is_reported_cooperative(tmp_path):
+    stopped, log, _ = run_asked(tmp_path, """
+        import time
+        from sdk import stop_requested
+        open("started.txt", "w").write("yes")
+        epoch = 0
+        while not stop_requested():
+            epoch += 1
+            time.sleep(0.05)
+        print("stopped early after epoch", epoch)
+    """, grace=60)
+    assert stopped is not None and (stopped.how, stopped.seen) == (COOPERATIVE, True) and stopped.after < 30
+    assert (tmp_path / "work" / "STOP.seen").exists()  # stop_requested() said True: it marked so
+    assert "stopped early after epoch" in log.read_text() and "ending it" not in log.read_text()
+    assert stopped.text().startswith("the script stopped when asked")
+
+
+def test_a_script_asked_that_ends_without_reading_the_request_ran_its_course(tmp_path):
+    stopped, _, _ = run_asked(tmp_path, """
+        import time
+        open("started.txt", "w").write("yes")
+        time.sleep(1)
+        print("all epochs done")
+    """, grace=60)
+    assert stopped is not None and (stopped.how, stopped.seen) == (FINISHED, False)
+
+
+def test_a_script_never_asked_returns_none(tmp_path):
+    code = script(tmp_path, "print('done')\n")
+    assert command.run(["python", "script.py"], code, tmp_path / "log.txt", stop_file=tmp_path / "STOP") is None
 
 
 def test_the_distributed_entry_enters_the_code_folder_and_becomes_the_command(tmp_path):

@@ -7,10 +7,13 @@ a `launch_node` task on that worker's own queue (member.py runs it there). From 
 database is the only channel: every node writes a heartbeat to its row, node 0 watches the rows,
 and a node stops its torchrun when its row asks it to, when the run is cancelled or when the
 node's task is no longer running. A job that cannot start fails within seconds with the reason
-in its error and in the launchers' log (explain.py).
+in its error and in the launchers' log (explain.py). A job asked to stop early (a sweep's policy)
+gets its stop file; one that says how long it may take (DistributedJob.stop_grace: a component's
+command) and still runs after that is ended on every node, and completes as stopped, not failed.
 """
 from __future__ import annotations
 
+import math
 import shutil
 import time
 
@@ -28,15 +31,19 @@ from designer.pipelines.launchers.relay import Relay
 from designer.pipelines.launchers.reservation import reserve_nodes
 from designer.pipelines.models import NodeLaunch, NodeRun
 from sdk import layout
+from sdk.context import Stopped
 from sdk.errors import CommandTimedOut
 from training import command, launch
+from training.stopping import StopRequest
 
 
 def launcher_for(noderun_id: int):
     """The `launcher` the executor hands to a distributed module (NodeContext.launch_distributed)."""
 
-    def launch_job(ctx, job) -> None:
-        base.supervise(DistributedLauncher(), base.Step(noderun_id, ctx, job), ctx.check_cancelled)
+    def launch_job(ctx, job) -> Stopped | None:
+        launcher = DistributedLauncher()
+        base.supervise(launcher, base.Step(noderun_id, ctx, job), ctx.check_cancelled)
+        return launcher.stop.outcome() if launcher.stop is not None else None
 
     return launch_job
 
@@ -49,6 +56,7 @@ class DistributedLauncher(base.Launcher):
         self.local: launch.NodeProcess | None = None
         self.relay: Relay | None = None
         self.port: PortClaim | None = None
+        self.stop: StopRequest | None = None
         self.started = time.monotonic()
 
     # ------------------------------------------------------------ launch
@@ -61,6 +69,8 @@ class DistributedLauncher(base.Launcher):
             old.unlink()
         gang.say(f"{gang.label}: Node count {gang.n} x Process count per node {gang.p} = {gang.n * gang.p} processes")
         self.relay = Relay(step.ctx, step.job.metrics_file, gang.logs / layout.driver_log(0))
+        grace = getattr(step.job, "stop_grace", None)
+        self.stop = StopRequest(step.job.stop_file, step.ctx.stop_requested, math.inf if grace is None else grace)
         try:
             nodes = reserve_nodes(gang)
             self.port = pick_port(gang)  # claimed on this machine until the job ends
@@ -97,11 +107,6 @@ class DistributedLauncher(base.Launcher):
             text = f"{self.gang.label}: ran past its Timeout of {command.seconds(step.job.timeout)} s and was ended"
             self.gang.say(f"{text} (every process of every node)")
             return base.Health(False, text, CommandTimedOut)  # as one process's timeout: not a launch failure
-        stop_file = step.job.stop_file
-        if stop_file is not None and not stop_file.exists() and step.ctx.stop_requested():
-            stop_file.parent.mkdir(parents=True, exist_ok=True)
-            stop_file.touch()  # rank 0 reads it after its epoch, and every rank stops there
-            self.gang.say("asked the processes to stop after this epoch: the sweep's policy ended the trial early")
         code = self.local.poll()
         members = self.gang.members()
         late = [m for m in members if m.status == st.RESERVED
@@ -117,6 +122,11 @@ class DistributedLauncher(base.Launcher):
             self.relay.pump(final=True)
             self.gang.say("every node finished")
             self._release_port()
+            return base.DONE
+        if self.stop.overdue(self.gang.say):  # rank 0 reads the stop file after its epoch, and every rank stops there
+            self.terminate(step)
+            self.relay.pump(final=True)
+            self.gang.say(f"every process of every node was ended {command.seconds(self.stop.grace)} s after the stop request")
             return base.DONE
         return base.RUNNING
 

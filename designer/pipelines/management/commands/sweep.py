@@ -65,7 +65,7 @@ class Command(BaseCommand):
                 if trial.status == statuses.FAILED:
                     figure = trial.error or "failed"
                 self.stdout.write(f"trial {trial.number} {trial.status.replace('_', ' ')} (run {trial.run_id}, "
-                                  f"{trial.epochs} epoch(s)): {values}: {figure}")
+                                  f"{trial.epochs} epoch(s)): {values}: {figure}" + (f"; {trial.detail}" if trial.detail else ""))
                 printed.add(trial.number)
             if sweep.finished:
                 return sweep
