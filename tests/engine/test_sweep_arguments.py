@@ -175,3 +175,31 @@ def test_apply_writes_an_arguments_value_into_the_nodes_or_the_parameter_they_bi
     assert rest == {"seed": 3, "lr": 0.02}  # b binds it: its pipeline parameter takes the value
     assert doc["nodes"][0]["parameters"]["learning_rate"] == 0.02 and doc["nodes"][1]["parameters"]["learning_rate"] == 0.1
     assert doc["nodes"][2]["parameters"] == {"batch": 16} and type(doc["nodes"][2]["parameters"]["batch"]) is int
+
+
+def test_an_argument_passed_parameters_no_one_value_fits_is_refused_saying_why(tmp_path):
+    """Two components pass `--learning_rate` a choice and a float, and `--num_epochs` ints of
+    ranges that do not overlap: no pipeline parameter can stand for either."""
+    (tmp_path / "train.py").write_text("")
+    (tmp_path / component.FILE_NAME).write_text("""kind: picky_train
+label: Picky train
+command: python train.py --learning_rate {params.lr} --num_epochs {params.epochs} --out {outputs.model}
+outputs: {model: AnyDirectory}
+metrics: [best_val_acc]
+params:
+  lr: {type: choice, choices: [slow, fast], default: slow}
+  epochs: {type: int, default: 2000, min: 2000, max: 3000}
+""")
+    catalogue = registry.Catalogue([component_module(component.load(EXAMPLE)), component_module(component.load(tmp_path / component.FILE_NAME))])
+    doc = pipeline([fit(), node("p", "picky_train")], [])
+    found = [str(p) for p in sweep_arguments.bind(doc, config(("--learning_rate", "uniform", [0.01, 0.4]),
+                                                              ("--num_epochs", "choice", [2, 3])), catalogue).problems]
+    assert len(found) == 2, found
+    assert "--learning_rate" in found[0] and "it is passed parameters of types choice, float: one value cannot be all of them" in found[0]
+    assert "--num_epochs" in found[1] and "the ranges of the parameters it is passed do not overlap" in found[1]
+
+
+def test_the_lines_of_a_configuration_that_is_not_yaml_or_has_no_parameter_space_are_none():
+    assert entry_lines("parameter_space: [unclosed") == {}
+    assert entry_lines("sampling: grid\n") == {} and entry_lines("- a list\n") == {}
+    assert entry_lines(HDCONFIG) == {0: 3}

@@ -80,3 +80,11 @@ def test_the_second_net_kills_a_process_marked_with_the_commands_id(tmp_path):
         assert marked.wait(10) == -signal.SIGKILL and command.marked("test-id") == []
     finally:
         marked.kill()
+
+
+def test_a_command_that_is_not_executable_is_named_before_the_reaper_starts(tmp_path):
+    from sdk.errors import CommandFailed
+
+    (tmp_path / "tool.sh").write_text("echo hi\n")  # no execute permission
+    with pytest.raises(CommandFailed, match=r"My Tool: the command could not start: './tool.sh' in .*: Permission denied"):
+        command.run(["./tool.sh"], tmp_path, tmp_path / "log.txt", label="My Tool")
