@@ -64,14 +64,8 @@ def main(argv: list[str]) -> None:
         os.execvp(argv[0], argv)  # not Linux's: the command as it is (its group is still ended)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # until the command is started
     command = os.fork()
-    if command == 0:  # the command: dies with this process
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        try:
-            os.execvp(argv[0], argv)
-        except OSError as e:
-            print(f"the command could not start: {argv[0]!r}: {e.strerror or e}", file=sys.stderr, flush=True)
-            os._exit(127)
+    if command == 0:
+        _become(argv, libc)
     # asked to stop: the others now (the command got its own SIGTERM from the group's signal)
     signal.signal(signal.SIGTERM, lambda *_: end_the_others(command))
     status = None
@@ -87,7 +81,22 @@ def main(argv: list[str]) -> None:
     end_the_others(command)
     if status is None or os.WIFEXITED(status):
         sys.exit(os.WEXITSTATUS(status) if status is not None else 1)
-    sig = os.WTERMSIG(status)
+    _end_by(os.WTERMSIG(status))
+
+
+def _become(argv: list[str], libc) -> None:  # pragma: no cover - runs in the child between fork and exec
+    """The command, in the forked child: it dies with this process."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        print(f"the command could not start: {argv[0]!r}: {e.strerror or e}", file=sys.stderr, flush=True)
+        os._exit(127)
+
+
+def _end_by(sig: int) -> None:  # pragma: no cover - this process ends by the signal: nothing after it is recorded
+    """End as the command ended: by its signal (tests/training/test_reaper.py checks the status)."""
     if sig not in (signal.SIGKILL, signal.SIGSTOP):
         signal.signal(sig, signal.SIG_DFL)
     os.kill(os.getpid(), sig)
