@@ -2,6 +2,8 @@
 node 0) and environment (the launcher's, with the job's own: DistributedJob.env), stored in its NodeLaunch row for the worker that starts it."""
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 
 from designer.pipelines.launchers.gang import Gang
@@ -31,10 +33,13 @@ def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -
         endpoint, gang.rendezvous_id,
         is_host=index == 0, local_addr=node.address or node.hostname,
         join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30)
-    # the job's own variables (a component's DESIGNER_METRICS_FILE...), under the launcher's
-    env = {**(getattr(job, "env", None) or {}),
-           **launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p)),
-           **gpu_environment(gpu, gang.p)}
+    # the job's own variables (a component's DESIGNER_METRICS_FILE...), under the launcher's; its
+    # PYTHONPATH first (a component's sdk/compat: `from azureml.core import Run` on every rank too)
+    own = getattr(job, "env", None) or {}
+    ranks = launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p))
+    env = {**own, **ranks, **gpu_environment(gpu, gang.p)}
+    if own.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join([own["PYTHONPATH"], ranks["PYTHONPATH"]])
     return {"command": command, "env": env, "mpi_log": str(gang.mpi_log), "prefix": f"node {index} ({node.hostname})"}
 
 
