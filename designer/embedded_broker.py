@@ -25,6 +25,7 @@ from kombu.transport import sqlalchemy
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
 
 
 class Channel(sqlalchemy.Channel):
@@ -37,7 +38,11 @@ class Channel(sqlalchemy.Channel):
             self.session.query(self.message_cls).filter(self.message_cls.visible == False).delete()  # noqa: E712 - SQL
             self.session.commit()
         if queue not in self._queues:
-            self._queues[queue] = super()._get_or_create(queue).id
+            try:
+                self._queues[queue] = super()._get_or_create(queue).id
+            except IntegrityError:  # another process (a second worker starting) made it between kombu's look and its insert
+                self.session.rollback()
+                self._queues[queue] = super()._get_or_create(queue).id
         return self._queues[queue]
 
     def _put(self, queue, payload, **kwargs):

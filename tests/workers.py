@@ -92,6 +92,16 @@ def stop_all(workers: list[CeleryWorker]) -> None:
         w.end()
 
 
+def all_ready(workers: list[CeleryWorker]) -> list[CeleryWorker]:
+    """Every one of `workers` ready; if one is not, all of them are stopped before the error goes
+    on (a worker left running would take the next tests' tasks)."""
+    try:
+        return [w.wait_ready() for w in workers]
+    except BaseException:
+        stop_all(workers)
+        raise
+
+
 def registered(workers: list[CeleryWorker], timeout: float = 30) -> list[CeleryWorker]:
     """`workers`, once each has its live row again (a test's database flush removes the rows
     until the workers' next heartbeat)."""

@@ -25,7 +25,7 @@ from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch, Worker
 from tests.conftest import KEPT, TEST_DATA, CeleryWorker, kept, wait_for_run
 from tests.pipes import node, pipeline
-from tests.workers import registered
+from tests.workers import all_ready, registered
 from training import launch
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,7 +43,7 @@ def start_two_workers() -> list[CeleryWorker]:
     env = {"DISTRIBUTED_PORTS": f"{PORTS[0]}-{PORTS[-1]}", "DISTRIBUTED_START_SECONDS": "20", "WORKER_CPUS": str(CPUS),
            "OMP_WAIT_POLICY": "PASSIVE"}
     workers = [CeleryWorker(name, concurrency=2, log_dir=TEST_DATA, extra_env=env) for name in ("dist-a", "dist-b")]
-    return [w.wait_ready() for w in workers]
+    return all_ready(workers)
 
 
 @pytest.fixture(scope="module")
