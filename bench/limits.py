@@ -303,25 +303,12 @@ SECRETS = ("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CHANNEL_LAYER_URL
 def components(worker, user, data: Path, watch: float = 10.0):
     """The component runs once; its detached processes are watched until `watch` seconds after
     its node's recorded end."""
-    import uuid
-
-    from django.conf import settings
-
-    from designer.engine import paths
     from designer.pipelines import runs
-    from designer.pipelines.models import Component
-    from tests.conftest import may_add_components
+    from tests.conftest import may_add_components, stored_component
     from tests.pipes import node, pipeline
 
     may_add_components(user)
-    row = Component.objects.create(owner=user, kind="leaky_script", version=1, label="Leaky script", folder="-",
-                                   file="component.yaml", digest=uuid.uuid4().hex)
-    folder = paths.component_dir(settings.ARTIFACT_ROOT, user.id, row.id)
-    folder.mkdir(parents=True)
-    (folder / "component.yaml").write_text(COMPONENT)
-    (folder / "leaky.py").write_text(SCRIPT)
-    row.folder = str(folder.relative_to(settings.ARTIFACT_ROOT))
-    row.save()
+    stored_component(user, "leaky_script", "Leaky script", {"component.yaml": COMPONENT, "leaky.py": SCRIPT})
     environ = Path(f"/proc/{worker.proc.pid}/environ").read_bytes().decode(errors="replace").split("\0")
     had = [name for name in SECRETS if any(v.startswith(name + "=") for v in environ)]
     (data / "leaky").mkdir()

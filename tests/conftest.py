@@ -255,6 +255,27 @@ def may_add_components(user):
     return user
 
 
+def stored_component(owner, kind: str, label: str, files: dict[str, str]):
+    """A component `owner` uploaded (as the API stores one): its files in its folder of the
+    artifact store, its row pointing at them. Returns the row."""
+    import uuid
+
+    from django.conf import settings
+
+    from designer.engine import paths
+    from designer.pipelines.models import Component
+
+    row = Component.objects.create(owner=owner, kind=kind, version=1, label=label, folder="-", file="component.yaml",
+                                   digest=uuid.uuid4().hex)
+    folder = paths.component_dir(settings.ARTIFACT_ROOT, owner.id, row.id)
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    row.folder = str(folder.relative_to(settings.ARTIFACT_ROOT))
+    row.save()
+    return row
+
+
 def wait_for_run(run_id, timeout=60, until=None):
     from designer.pipelines.models import Run
 

@@ -3,17 +3,14 @@ ended with every process it started, in one process and in each process of a 1 x
 script that prints a million lines leaves them in the driver log, not in a million events."""
 import os
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from designer.engine import paths
 from designer.engine import statuses as st
 from designer.pipelines import runs
-from designer.pipelines.models import Component
-from tests.conftest import TEST_DATA, CeleryWorker, may_add_components, wait_for_run
+from tests.conftest import TEST_DATA, CeleryWorker, may_add_components, stored_component, wait_for_run
 from tests.pipes import node, pipeline
 from tests.training.test_command import alive
 from tests.workers import registered
@@ -71,14 +68,7 @@ def busy(worker, users, transactional_db):
     """The owner's uploaded component `busy_script`, stored as an upload stores it."""
     registered([worker])
     owner = may_add_components(users["owner"])
-    row = Component.objects.create(owner=owner, kind="busy_script", version=1, label="Busy script", folder="-",
-                                   file="component.yaml", digest=uuid.uuid4().hex)
-    folder = paths.component_dir(settings.ARTIFACT_ROOT, owner.id, row.id)
-    folder.mkdir(parents=True)
-    (folder / "component.yaml").write_text(COMPONENT)
-    (folder / "busy.py").write_text(SCRIPT)
-    row.folder = str(folder.relative_to(settings.ARTIFACT_ROOT))
-    row.save()
+    stored_component(owner, "busy_script", "Busy script", {"component.yaml": COMPONENT, "busy.py": SCRIPT})
     return owner
 
 
