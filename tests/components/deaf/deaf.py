@@ -20,7 +20,8 @@ for epoch in range(1, args.epochs + 1):
     score = quality * (1 - 0.5 / epoch)
     best = max(best, score)
     run.log("score", score)
-    Path(args.out, "value.tmp").write_text(f"{best}")  # what it has so far, kept (whole) if it is ended
-    os.replace(Path(args.out, "value.tmp"), Path(args.out, "value.txt"))
+    if int(os.environ.get("RANK", "0")) == 0:  # one writer, as DDP scripts save: two ranks renaming one file race
+        Path(args.out, "value.tmp").write_text(f"{best}")  # what it has so far, kept (whole) if it is ended
+        os.replace(Path(args.out, "value.tmp"), Path(args.out, "value.txt"))
     print(f"epoch {epoch}: score {score:.6f}", flush=True)
 print(f"finished all {args.epochs} epochs", flush=True)
