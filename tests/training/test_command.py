@@ -302,15 +302,17 @@ def test_under_training_rank_the_script_writes_the_rank_log_and_its_failure_is_r
     env = {**os.environ, "RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "GROUP_RANK": "0",
            "DESIGNER_RANK_LOG_DIR": str(tmp_path / "logs"), "DESIGNER_RANK_STATE_DIR": str(tmp_path / "ranks"),
            **command.job_env(tmp_path / "metrics.jsonl", None)}
-    done = subprocess.run([sys.executable, "-m", "training.rank", "training.command", "--cwd", str(code), "--",
-                           "python", "script.py"], cwd=ROOT, env=env, timeout=60)
-    assert done.returncode == 4
+    # torchrun polls its ranks (monitor_interval), so a rank's watcher reads its exit status before it is
+    # reaped; this test reaps only once the watcher has written (subprocess.run reaped at once: a race)
+    rank = subprocess.Popen([sys.executable, "-m", "training.rank", "training.command", "--cwd", str(code), "--",
+                             "python", "script.py"], cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while not (state := launch.rank_states(tmp_path / "ranks").get(1, {})).get("ended_at"):
+        assert time.monotonic() < deadline, state  # (no poll(): it would reap)
+        time.sleep(0.05)
+    assert rank.wait(timeout=60) == 4
     log = (tmp_path / "logs" / "70_driver_log_1.txt").read_text()
     assert f"rank 1 {code}" in log
-    deadline = time.monotonic() + 20
-    while not (state := launch.rank_states(tmp_path / "ranks").get(1, {})).get("ended_at"):
-        assert time.monotonic() < deadline, state
-        time.sleep(0.05)
     assert state["exit_code"] == 4
 
 
