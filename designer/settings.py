@@ -158,6 +158,8 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+# where people open the web app: the headless commands print a run's address under it
+SITE_URL = env_url("SITE_URL", "http://localhost:8000", ("http", "https")).rstrip("/")
 # django-csp: scripts from this site only (no inline script, no eval), nothing embedded elsewhere.
 # Styles: X6 puts its stylesheet in a <style> element and the pages set style attributes, so
 # inline styles are allowed; an injected style cannot run code.
@@ -184,8 +186,6 @@ AXES_COOLOFF_MINUTES = env_int("AXES_COOLOFF_MINUTES", 15, minimum=1)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-
-
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 
 

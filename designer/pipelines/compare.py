@@ -13,6 +13,7 @@ from django.http import JsonResponse
 
 from designer.engine import graph, targets
 from designer.engine import statuses as st
+from designer.engine.problems import node_names
 from designer.pipelines import artifacts
 from designer.pipelines.api import BadRequest, api
 from designer.pipelines.catalogue import get_catalogue
@@ -119,19 +120,27 @@ def _parameter_rows(runs: list[Run]) -> list[dict]:
             for name in names]
 
 
+def node_titles(runs: list[Run], catalogue) -> dict[str, str]:
+    """{node id: how a row names it}: its module's label, as on the canvas, with the id only where
+    two nodes of these runs share that label ("Toy add (add2)"); the kind where none is installed."""
+    nodes = {k: n for r in runs for k, n in _nodes_by_key(r).items()}
+    names = node_names({"nodes": list(nodes.values())}, catalogue)
+    return {nid: names.get(nid) or kind or nid for nid, kind in nodes}
+
+
 def _node_rows(runs: list[Run], catalogue) -> list[dict]:
     per_run = [_nodes_by_key(r) for r in runs]
     keys = list(dict.fromkeys(k for nodes in per_run for k in nodes))
+    titles = node_titles(runs, catalogue)
     rows = []
     for nid, kind in keys:
         nodes = [nodes.get((nid, kind)) for nodes in per_run]
-        rows += _module_rows(nid, kind, nodes, catalogue.get(kind))
+        rows += _module_rows(nid, kind, nodes, catalogue.get(kind), titles[nid])
     return rows
 
 
-def _module_rows(nid: str, kind: str, nodes: list, module) -> list[dict]:
+def _module_rows(nid: str, kind: str, nodes: list, module, title: str) -> list[dict]:
     """One node's parameters and run settings, one row each (values None where a run lacks the node)."""
-    title = f"{module.label if module else kind} ({nid})"
     given = [(n.get("parameters") or {}) if n is not None else None for n in nodes]
     declared = [p.name for p in module.params] if module else []
     names = list(dict.fromkeys(declared + [name for g in given if g for name in g]))
@@ -177,6 +186,7 @@ def metrics(runs: list[Run], catalogue) -> list[dict]:
     order = list(dict.fromkeys(nid for r in runs for nid, _ in _nodes_by_key(r)))
     reused = _reused_sources(index)
     rows: dict[tuple, dict] = {}
+    titles = node_titles(runs, catalogue)
     stored = (Event.objects.filter(run_id__in={*index, *(run_id for run_id, _ in reused)}, type="metric")
               .order_by("id").values_list("run_id", "node_id", "data"))
     for run_id, node_id, data in stored.iterator():
@@ -186,7 +196,7 @@ def metrics(runs: list[Run], catalogue) -> list[dict]:
         targets = ([(index[run_id], node_id)] if run_id in index else []) + reused.get((run_id, node_id), [])
         for i, nid in targets:
             kind = kinds[i].get(nid, "")
-            row = rows.get((nid, kind, name)) or rows.setdefault((nid, kind, name), _metric_row(nid, kind, name, len(runs), catalogue))
+            row = rows.get((nid, kind, name)) or rows.setdefault((nid, kind, name), _metric_row(nid, kind, name, len(runs), catalogue, titles))
             curve = row["curves"][i]
             step = data.get("step")
             curve.append([step if _is_number(step) else len(curve) + 1, value])
@@ -221,9 +231,9 @@ def _reused_sources(index: dict[int, int]) -> dict[tuple[int, str], list[tuple[i
     return sources
 
 
-def _metric_row(node_id: str, kind: str, name: str, n: int, catalogue) -> dict:
+def _metric_row(node_id: str, kind: str, name: str, n: int, catalogue, titles: dict | None = None) -> dict:
     module = catalogue.get(kind)
-    return {"node": node_id, "kind": kind, "label": f"{module.label if module else kind or 'node'} ({node_id}): {name}",
+    return {"node": node_id, "kind": kind, "label": f"{(titles or {}).get(node_id) or (module.label if module else kind) or 'node'}: {name}",
             "name": name, "step": module.metric_step if module else "step",  # what a curve's x counts ("epoch")
             "goal": goal_of(name), "final": [None] * n, "curves": [[] for _ in range(n)],
             "kept_step": [None] * n, "kept": [None] * n}

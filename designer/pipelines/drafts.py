@@ -164,6 +164,20 @@ def import_document(owner, doc: dict, what: str = "the file", name: str = IMPORT
     return Pipeline.objects.create(owner=owner, name=_name(doc.get("name"), name), draft=draft), found
 
 
+def for_run_of_file(owner, doc: dict, name: str) -> tuple[Pipeline, bool]:
+    """The saved pipeline a headless run of a pipeline file belongs to, so that it opens in the
+    designer and lists in that pipeline's Runs tab like a run submitted from the canvas: the owner's
+    pipeline of that name (the last saved first) whose draft has every node of the file (same id,
+    same module), as an exported pipeline's has; else the file imported as a new pipeline
+    (created: True). Raises DraftError for a file the database cannot hold."""
+    nodes = {(n.get("id"), n.get("kind")) for n in doc.get("nodes", []) if isinstance(n, dict)}
+    for p in Pipeline.objects.filter(owner=owner, name=name[:MAX_NAME]):
+        draft = p.draft if isinstance(p.draft, dict) else {}
+        if nodes <= {(n.get("id"), n.get("kind")) for n in draft.get("nodes", []) if isinstance(n, dict)}:
+            return p, False
+    return import_document(owner, copy.deepcopy({**doc, "name": name}), name=name)[0], True
+
+
 def clone(p: Pipeline) -> Pipeline:
     """A new pipeline of the same owner with a copy of the draft (none of the runs)."""
     return Pipeline.objects.create(owner_id=p.owner_id, name=_name(f"{p.name} (copy)"), draft=p.draft)

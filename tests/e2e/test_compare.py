@@ -49,21 +49,21 @@ def test_two_real_runs_side_by_side_from_the_runs_list(page, users, request):
     assert rows.count() == 2
     epochs = page.locator("#differences tr[data-key='node:t:toy_training:epochs']")
     assert epochs.is_visible()
-    assert epochs.locator("th").inner_text() == "Toy training (t): Epochs"
+    assert epochs.locator("th").inner_text() == "Toy training: Epochs"
     assert epochs.locator("td").all_inner_texts() == ["3", "6"]
     assert page.locator("#differences tr[data-key='node:add:toy_add:amount'] td").all_inner_texts() == ["1", "4"]
 
     # final metrics: the lower loss and the higher accuracy are marked
-    loss = page.locator("#final-metrics tr[data-key='Toy training (t): loss']")
+    loss = page.locator("#final-metrics tr[data-key='Toy training: loss']")
     assert loss.locator("td").all_inner_texts() == ["0.3333", "0.1667"]
     assert loss.locator("td.best").get_attribute("data-run") == str(b.id)
-    accuracy = page.locator("#final-metrics tr[data-key='Toy training (t): accuracy']")
+    accuracy = page.locator("#final-metrics tr[data-key='Toy training: accuracy']")
     assert accuracy.locator("td.best").get_attribute("data-run") == str(b.id)
     assert page.locator("#final-metrics tr[data-key='Toy add (add): total'] td.best").count() == 0  # no way is better
 
     # every metric's curves, one line per run, named in the legend
     assert page.locator("#curves canvas").count() == 3
-    assert datasets(page, "#curves canvas[data-metric='Toy training (t): loss']") == [
+    assert datasets(page, "#curves canvas[data-metric='Toy training: loss']") == [
         [f"#{a.id} trainer", 3], [f"#{b.id} trainer", 6]]
     page.set_viewport_size({"width": 1440, "height": 900})
     full_shot(page, request, "compare-1440")

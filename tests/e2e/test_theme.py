@@ -156,7 +156,7 @@ def test_charts_write_in_the_themes_colours(page, users):
     page.emulate_media(color_scheme="dark")
     page.goto(f"{page.base}/runs/compare?runs={a.id}&runs={b.id}")
     page.wait_for_selector("html[data-compare-ready=true]")
-    chart = "#curves canvas[data-metric='Toy training (t): loss']"
+    chart = "#curves canvas[data-metric='Toy training: loss']"
     ticks, grid, legend = page.evaluate("""(sel) => { const c = Chart.getChart(document.querySelector(sel));
         return [c.scales.x.options.ticks.color, c.scales.y.options.grid.color, c.legend.options.labels.color]; }""", chart)
     card = backdrop(page, chart)

@@ -39,11 +39,18 @@ def run_command(*args):
 def test_run_pipeline_prints_each_status_and_succeeds(tmp_path):
     code, out, _ = run_command("run_pipeline", write(tmp_path, chain(3)), "--inline")
     assert code == 0, out
-    assert "n2 (toy_add): completed" in out and out.strip().endswith("completed")
+    run = Run.objects.get()
+    assert "n2 (toy_add): completed" in out and f"\nrun {run.id} completed\n" in out
     lines = [(0, line) for line in out.splitlines()]
     assert [steps_of(lines, f"n{i} ({kind})") for i, kind in enumerate(["toy_source", "toy_add", "toy_add"])] == \
         [["queued", "running", "completed"]] * 3
-    assert Run.objects.get().owner.username == "admin"  # the first user, made on a new machine
+    assert run.owner.username == "admin"  # the first user, made on a new machine
+    # the file had no saved pipeline: it is saved as one, where the run opens; the last lines say
+    # the final metrics and where to look
+    assert run.pipeline.name == "chain" and run.pipeline.owner == run.owner
+    assert "saved as the pipeline 'chain' of admin" in out
+    assert out.endswith(f"run {run.id} completed\n  Toy add (n1): total 2\n  Toy add (n2): total 3\n"
+                        f"open it at http://localhost:8000/pipelines/{run.pipeline_id}/?run={run.id}\n"), out
 
 
 def test_run_pipeline_exits_non_zero_with_the_failing_nodes_error(tmp_path):
@@ -82,7 +89,8 @@ def test_run_pipeline_on_the_workers_prints_each_status_change_as_it_happens(tmp
     for n in ("n1", "n2"):
         assert steps_of(lines, f"{n} (toy_add)") == ["queued", "running", "completed"], text
     run = Run.objects.get()
-    assert lines[-1][1] == f"run {run.id} completed" and run.status == "completed"
+    assert f"run {run.id} completed" in text and run.status == "completed"
+    assert lines[-1][1] == f"open it at http://localhost:8000/pipelines/{run.pipeline_id}/?run={run.id}"
     assert run.nodes.get(node_id="n2").worker.hostname.startswith("headless@")
     # printed while the run went on, not at the end: n0 finished about 8 s (n1 and n2) before the run
     n0_done = next(at for at, t in lines if t.endswith("n0 (toy_source): completed"))
@@ -101,7 +109,8 @@ def test_run_pipeline_on_the_workers_exits_non_zero_with_the_failing_nodes_error
     assert steps_of(lines, "left (toy_add)") == ["queued", "running", "failed"], text
     assert steps_of(lines, "left2 (toy_add)") == ["not_run"], text
     assert steps_of(lines, "right (toy_add)")[-1] == "completed", text
-    assert lines[-1][1].endswith(" failed") and Run.objects.get().status == "failed"
+    assert f"run {Run.objects.get().id} failed" in text and Run.objects.get().status == "failed"
+    assert lines[-1][1].startswith("open it at http://localhost:8000/pipelines/")
 
 
 def test_set_overrides_a_parameter_and_regenerate_ignores_earlier_outputs(tmp_path):
@@ -109,6 +118,7 @@ def test_set_overrides_a_parameter_and_regenerate_ignores_earlier_outputs(tmp_pa
     run_command("run_pipeline", path, "--inline")
     code, out, _ = run_command("run_pipeline", path, "--inline", "--set", "n1.amount=7")
     assert code == 0 and "n0 (toy_source): reused" in out and "n1 (toy_add): completed" in out
+    assert "Toy add: total 8" in out and "saved as" not in out  # the second run goes to the same pipeline
     code, out, _ = run_command("run_pipeline", path, "--inline", "--regenerate")
     assert "reused" not in out
 
@@ -143,6 +153,13 @@ def test_export_and_import_round_trip_byte_for_byte(tmp_path, users):
     run_command("export_pipeline", out.strip(), str(second))
     assert first.read_bytes() == second.read_bytes()
     assert Pipeline.objects.get(pk=int(out)).draft == json.loads(first.read_text()) | {}
+    # an exported pipeline run headless: its run is one of that pipeline's runs (its Runs tab, the
+    # Pipelines page's link), whatever else carries the same name
+    Pipeline.objects.create(owner=users["owner"], name="round trip", draft=chain(2))
+    imported = Pipeline.objects.get(pk=int(out))  # the last saved of that name with these modules
+    code, out, _ = run_command("run_pipeline", str(first), "--inline", "--owner", "owner")
+    run = Run.objects.get()
+    assert code == 0 and run.pipeline == imported and f"/pipelines/{imported.id}/?run={run.id}" in out
 
 
 def test_import_refuses_an_invalid_file_and_creates_nothing(tmp_path):
@@ -239,9 +256,9 @@ def test_the_web_process_never_imports_torch(tmp_path):
 # ---------------------------------------------------------------- a new machine
 
 
-def manage(data_dir, *args, timeout=300):
+def manage(data_dir, *args, timeout=300, **env_vars):
     """`manage.py ARGS` as a user types it on a new machine: an empty data folder, SQLite."""
-    env = {"PATH": "/usr/bin:/bin", "DESIGNER_DATA_DIR": str(data_dir), "DESIGNER_EXTRA_MODULES": "tests.toy_modules"}
+    env = {"PATH": "/usr/bin:/bin", "DESIGNER_DATA_DIR": str(data_dir), "DESIGNER_EXTRA_MODULES": "tests.toy_modules", **env_vars}
     return subprocess.run([sys.executable, "manage.py", *map(str, args)], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -266,16 +283,17 @@ def test_on_a_new_machine_add_dataset_then_run_pipeline_set_up_the_database_and_
     assert [p.name for p in (data / "artifacts" / "datasets" / "1").rglob("*.zip")] == ["pets.zip"]
     out = manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline")
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
-    assert out.stdout.strip().endswith("run 1 completed") and "Setting up" not in out.stderr
+    assert "\nrun 1 completed\n" in out.stdout and "Setting up" not in out.stderr
     assert usernames(data) == ["admin"]
 
 
 def test_on_a_new_machine_run_pipeline_sets_up_the_database_and_runs(tmp_path):
     data = tmp_path / "new"
-    out = manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline")
+    out = manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline", SITE_URL="https://designer.example.com/")
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     assert "no such table" not in out.stderr and "Setting up the database first" in out.stderr
-    assert "n1 (toy_add): completed" in out.stdout and out.stdout.strip().endswith("run 1 completed")
+    assert "n1 (toy_add): completed" in out.stdout and "\nrun 1 completed\n" in out.stdout
+    assert out.stdout.endswith("\nopen it at https://designer.example.com/pipelines/1/?run=1\n")  # the site's address
 
 
 def test_a_database_with_tables_is_never_migrated_by_a_headless_command_which_says_what_to_run(tmp_path):

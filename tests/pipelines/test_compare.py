@@ -46,7 +46,7 @@ def test_it_lists_only_the_parameters_that_differ_with_defaults_filled_in(owner_
                                "submitted_at": a.submitted_at.isoformat(), "parameters": {}, "trial": None}
     rows = {d["key"]: d for d in data["differences"]}
     assert list(rows) == ["node:t:toy_training:epochs"], rows
-    assert rows["node:t:toy_training:epochs"] == {"key": "node:t:toy_training:epochs", "label": "Toy training (t): Epochs",
+    assert rows["node:t:toy_training:epochs"] == {"key": "node:t:toy_training:epochs", "label": "Toy training: Epochs",
                                                   "values": [3, 5, 3]}
 
 
@@ -74,7 +74,7 @@ def test_pipeline_parameter_values_and_run_settings_that_differ_are_rows(owner_c
     data = compare(owner_client, a.id, b.id).json()
     rows = {d["label"]: d["values"] for d in data["differences"]}
     assert rows == {"Pipeline parameter learning_rate": [0.01, 0.001],
-                    "Toy training (t): Process count per node": [1, 2]}
+                    "Toy training: Process count per node": [1, 2]}
     assert data["runs"][0]["parameters"] == {"learning_rate": 0.01, "batch_size": 32}
 
 
@@ -83,15 +83,15 @@ def test_every_metric_comes_with_its_final_value_and_its_curve_per_run(owner_cli
     b = submit(users["owner"], trainer(epochs=4))
     metrics = compare(owner_client, a.id, b.id).json()["metrics"]
     by_label = {m["label"]: m for m in metrics}
-    assert list(by_label) == ["Toy training (t): loss", "Toy training (t): accuracy", "Toy add (add): total"]
-    loss = by_label["Toy training (t): loss"]
+    assert list(by_label) == ["Toy training: loss", "Toy training: accuracy", "Toy add: total"]
+    loss = by_label["Toy training: loss"]
     assert loss["node"] == "t" and loss["name"] == "loss" and loss["goal"] == "minimize" and loss["step"] == "step"
     assert loss["final"] == [0.5, 0.25]
     assert loss["curves"] == [[[1, 1.0], [2, 0.5]], [[1, 1.0], [2, 0.5], [3, 1 / 3], [4, 0.25]]]
-    assert by_label["Toy training (t): accuracy"]["goal"] == "maximize"
+    assert by_label["Toy training: accuracy"]["goal"] == "maximize"
     # the second run reused `add` of the first: its metric is the one that computed the output
     assert b.nodes.get(node_id="add").status == "reused"
-    total = by_label["Toy add (add): total"]
+    total = by_label["Toy add: total"]
     assert total["final"] == [2.0, 2.0] and total["curves"] == [[[1, 2.0]], [[1, 2.0]]] and total["goal"] is None
 
 
@@ -99,8 +99,8 @@ def test_a_run_without_a_metric_has_null_and_an_empty_curve(owner_client, users)
     a = submit(users["owner"], trainer(epochs=2))
     b = submit(users["owner"], pipeline([node("src", "toy_source", value=3)], []))
     metrics = {m["label"]: m for m in compare(owner_client, a.id, b.id).json()["metrics"]}
-    assert metrics["Toy training (t): loss"]["final"] == [0.5, None]
-    assert metrics["Toy training (t): loss"]["curves"][1] == []
+    assert metrics["Toy training: loss"]["final"] == [0.5, None]
+    assert metrics["Toy training: loss"]["curves"][1] == []
 
 
 def test_a_strangers_run_answers_404_naming_nothing_of_theirs(owner_client, users):
@@ -140,7 +140,7 @@ def test_the_page_takes_the_check_boxes_of_the_runs_list(owner_client, users):
     b = submit(users["owner"], trainer(epochs=3))
     r = owner_client.get(f"/runs/compare?runs={a.id}&runs={b.id}")
     assert r.status_code == 200
-    assert b'id="compare-boot"' in r.content and b"Toy training (t): Epochs" in r.content
+    assert b'id="compare-boot"' in r.content and b"Toy training: Epochs" in r.content
     home = owner_client.get("/").content.decode()
     assert f'name="runs" value="{a.id}"' in home and 'action="/runs/compare"' in home
     one = owner_client.get(f"/runs/compare?runs={a.id}")

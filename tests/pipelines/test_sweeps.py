@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from designer.engine import statuses as st
 from designer.pipelines import sweeps
-from designer.pipelines.models import NodeRun, Run, Sweep, Trial
+from designer.pipelines.models import NodeRun, Pipeline, Run, Sweep, Trial
 from tests.conftest import TEST_DATA
 from tests.pipes import link, node, pipeline
 from tests.workers import CeleryWorker, registered, stop_all
@@ -318,6 +318,8 @@ def test_manage_py_sweep_prints_each_trial_and_the_best(workers, users, tmp_path
     assert "grid sampling of lr, up to 2 trial(s), 2 at a time, maximize score" in text
     assert "trial 0 completed" in text and "trial 1 completed" in text
     assert "best trial 1: score 0.75 (lr=0.01)" in text, text
+    # its trials open on the canvas of the pipeline saved from the file (its Runs tab lists them)
+    assert len({r.pipeline_id for r in Run.objects.all()} - {None}) == 1 and not Run.objects.filter(pipeline=None).exists()
 
 
 def test_manage_py_sweep_exits_non_zero_when_every_trial_failed(workers, users, tmp_path):
@@ -345,6 +347,7 @@ def test_manage_py_sweep_names_every_problem_of_a_bad_configuration(users, tmp_p
     with pytest.raises(CommandError) as e:
         call_command("sweep", pipeline_file, config=config_file, owner="owner")
     assert "max_concurrent_runs" in str(e.value) and "grid" in str(e.value)
+    assert not Pipeline.objects.exists()  # nothing of a file that cannot be swept is kept
 
 
 @pytest.mark.django_db

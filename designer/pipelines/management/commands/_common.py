@@ -1,4 +1,6 @@
 """What the headless commands share: a database ready on first use, the owner, a pipeline file."""
+from pathlib import Path
+
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -6,6 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from designer.engine import graph, parameters
+from designer.pipelines import drafts
 
 DEFAULT_OWNER = "admin"
 
@@ -78,3 +81,20 @@ def param_values(doc: dict, items: list[str]) -> dict:
         except ValueError as e:
             raise CommandError(f"--param {item!r}: {e}")
     return values
+
+
+def saved_pipeline(user, doc: dict, path: str, stdout):
+    """The saved pipeline a headless run (or sweep) of this file belongs to, so that it opens in the
+    designer and lists in that pipeline's Runs tab as one submitted from the canvas does
+    (drafts.for_run_of_file): found by the name the file gives (an exported file does), else its
+    file name; else the file saved as a new pipeline, said on `stdout`. (None, False) for a file
+    that cannot be saved: it cannot run either, and submitting it lists its problems."""
+    name = doc.get("name") if isinstance(doc.get("name"), str) and doc["name"].strip() else Path(path).stem
+    try:
+        pipeline, created = drafts.for_run_of_file(user, doc, name)
+    except drafts.DraftError:
+        return None, False
+    if created:
+        stdout.write(f"saved as the pipeline {pipeline.name!r} of {user.username} (it had none of that name "
+                     "with these modules): the run opens there")
+    return pipeline, created

@@ -1,14 +1,18 @@
 """Run a pipeline file headless, through the same engine and workers as the web app."""
+import copy
 import json
 import math
 import sys
 import time
 from datetime import datetime
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
 from designer.engine import graph, statuses
-from designer.pipelines import runs
+from designer.pipelines import compare, runs
+from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
     owner,
@@ -16,6 +20,7 @@ from designer.pipelines.management.commands._common import (
     problems_text,
     read_pipeline_file,
     ready_database,
+    saved_pipeline,
 )
 from designer.pipelines.models import Run
 
@@ -41,6 +46,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         doc = read_pipeline_file(opts["file"])
+        file = copy.deepcopy(doc)  # as read: what a new saved pipeline holds (--set and targets are this run's)
         ready_database(self.stderr)
         user = owner(opts["owner"], self.stderr)
         for item in opts["set"]:
@@ -48,15 +54,24 @@ class Command(BaseCommand):
         set_targets(doc, opts["compute_target"], opts["node_target"])
         values = param_values(doc, opts["param"])
         regenerate = True if opts["regenerate"] == [] else set(opts["regenerate"] or ())
+        pipeline, created = saved_pipeline(user, file, opts["file"], self.stdout)
         try:
-            run = runs.submit(user, doc, name=doc.get("name"), regenerate=regenerate, inline=opts["inline"], values=values)
+            run = runs.submit(user, doc, pipeline=pipeline, name=pipeline.name if pipeline else doc.get("name"),
+                              regenerate=regenerate, inline=opts["inline"], values=values)
         except graph.PipelineInvalid as e:
+            if created:  # nothing of a file that cannot run is kept
+                pipeline.delete()
             raise CommandError(f"{opts['file']} cannot run, {len(e.problems)} problem(s):\n{problems_text(e.problems)}")
         self.stdout.write(f"run {run.id}: {len(doc['nodes'])} node(s) submitted"
-                          + (f" with {', '.join(f'{k}={v}' for k, v in run.parameter_values.items())}" if run.parameter_values else ""))
+                          + (f" with {', '.join(f'{k}={v}' for k, v in run.parameter_values.items())}" if run.parameter_values else "")
+                          + (f"; follow it at {address(run)}" if run.pipeline_id else ""))
         run = self.follow(run, opts["timeout"])
         failed = list(run.nodes.filter(status=statuses.FAILED))
         self.stdout.write(f"run {run.id} {run.status}")
+        for line in final_metrics(run, user):
+            self.stdout.write(f"  {line}")
+        if run.pipeline_id:
+            self.stdout.write(f"open it at {address(run)}")
         if failed:
             for nr in failed:
                 self.stderr.write(f"node {nr.node_id} ({nr.kind}) failed:\n{nr.error}")
@@ -86,6 +101,24 @@ class Command(BaseCommand):
                 raise CommandError(f"run {run.id} did not finish within {timeout:g} s: cancelled", returncode=1)
             sys.stdout.flush()
             time.sleep(0.1)
+
+
+def address(run: Run) -> str:
+    """Where the run opens in the web app: its pipeline's canvas, showing it."""
+    return f"{settings.SITE_URL}{reverse('designer', args=[run.pipeline_id])}?run={run.id}"
+
+
+def final_metrics(run: Run, user) -> list[str]:
+    """"Evaluate Model: accuracy 0.7312", one per metric the run's nodes reported (a reused node's
+    from the run that computed it): the last value, or the kept epoch's where a node kept one."""
+    lines = []
+    for row in compare.metrics([run], get_catalogue(user)):
+        kept, final = row["kept"][0], row["final"][0]
+        if kept is not None and kept != final:
+            lines.append(f"{row['label']} {kept:.4g} ({row['step']} {row['kept_step'][0]}, whose model was kept; last {final:.4g})")
+        elif final is not None:
+            lines.append(f"{row['label']} {final:.4g}")
+    return lines
 
 
 def steps_since(nr, printed: str | None) -> list[tuple[str, datetime]]:

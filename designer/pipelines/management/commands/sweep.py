@@ -13,6 +13,7 @@ from designer.pipelines.management.commands._common import (
     problems_text,
     read_pipeline_file,
     ready_database,
+    saved_pipeline,
 )
 from designer.pipelines.models import Sweep
 
@@ -39,9 +40,13 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {opts['config']}: {e.strerror}")
         ready_database(self.stderr)
         user = owner(opts["owner"], self.stderr)
+        values = param_values(doc, opts["param"])
+        pipeline, created = saved_pipeline(user, doc, opts["file"], self.stdout)
         try:
-            sweep = sweeps.start(user, doc, raw, name=doc.get("name"), values=param_values(doc, opts["param"]))
+            sweep = sweeps.start(user, doc, raw, pipeline=pipeline, values=values)
         except sweeps.SweepInvalid as e:
+            if created:  # nothing of a file that cannot be swept is kept
+                pipeline.delete()
             raise CommandError(f"{opts['file']} with {opts['config']} cannot be swept: {e}:\n{problems_text(e.problems)}")
         config = sweep.config
         swept = ", ".join(e["name"] for e in config["parameter_space"])
