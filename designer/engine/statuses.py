@@ -32,6 +32,14 @@ SWEEP_FINISHED = RUN_FINISHED
 TRIAL_STATUSES = (QUEUED, RUNNING, COMPLETED, EARLY_TERMINATED, FAILED, CANCELLED)
 TRIAL_FINISHED = frozenset({COMPLETED, EARLY_TERMINATED, FAILED, CANCELLED})
 
+
+
+def shown_run_status(run_status: str, trial_status: str | None = None) -> str:
+    """A run's status as every page writes it: the run of a sweep's trial that its policy stopped
+    early is "early_terminated" (its run completed, keeping its best epoch), as on the sweep page."""
+    return EARLY_TERMINATED if run_status == COMPLETED and trial_status == EARLY_TERMINATED else run_status
+
+
 # ---- one worker's share of a distributed node (NodeLaunch)
 RESERVED = "reserved"
 EXITED = "exited"

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from designer.engine import graph, jsontext, logstore, paths
+from designer.engine import graph, jsontext, logstore, paths, statuses
 from designer.pipelines import artifacts, drafts, events, outbox, retention, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import targets as target_rows
@@ -160,12 +160,14 @@ def pipeline_export(request, pk):
 
 
 def run_json(run: Run, with_nodes=True) -> dict:
+    trial = _trial_of(run)
     d = {"id": run.id, "name": run.name, "status": run.status, "pipeline": run.pipeline_id,
+         "shown_status": statuses.shown_run_status(run.status, trial and trial["status"]),
          "submitted_by": run.owner.get_username(), "submitted_at": run.submitted_at.isoformat(),
          "started_at": run.started_at and run.started_at.isoformat(),
          "finished_at": run.finished_at and run.finished_at.isoformat(),
          "duration": run.duration,
-         "parameters": run.parameter_values, "trial": _trial_of(run)}
+         "parameters": run.parameter_values, "trial": trial}
     if with_nodes:
         d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}
         d["message"] = runs.waiting_message(run)
@@ -178,7 +180,9 @@ def _trial_of(run: Run) -> dict | None:
         trial = run.trial
     except Trial.DoesNotExist:
         return None
-    return {"sweep": trial.sweep_id, "number": trial.number, "status": trial.status}
+    # best: the trial its sweep named best when it ended (the designer opens on it after a sweep)
+    return {"sweep": trial.sweep_id, "number": trial.number, "status": trial.status,
+            "best": trial.sweep.best_trial_id == trial.pk}
 
 
 def node_json(nr: NodeRun) -> dict:
@@ -194,7 +198,7 @@ def node_json(nr: NodeRun) -> dict:
 def pipeline_runs(request, pk):
     p = drafts.owned(request.user, pk)
     if request.method == "GET":
-        return JsonResponse({"runs": [run_json(r, False) for r in p.runs.select_related("owner", "trial")]})
+        return JsonResponse({"runs": [run_json(r, False) for r in p.runs.select_related("owner", "trial__sweep")]})
     data = body_json(request)
     regenerate = data.get("regenerate", False)
     if not isinstance(regenerate, bool) and not (isinstance(regenerate, list) and all(isinstance(n, str) for n in regenerate)):
@@ -216,7 +220,7 @@ def pipeline_runs(request, pk):
 
 @api("GET")
 def run_list(request):
-    return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner", "trial")[:200]]})
+    return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner", "trial__sweep")[:200]]})
 
 
 @api("GET", "DELETE")

@@ -85,6 +85,7 @@ def run_entry(run: Run) -> dict:
     except ObjectDoesNotExist:
         trial = None
     return {"id": run.id, "name": run.name, "pipeline": run.pipeline_id, "status": run.status,
+            "shown_status": st.shown_run_status(run.status, trial.status if trial else None),
             "submitted_at": run.submitted_at.isoformat(), "parameters": parameter_values(run),
             "trial": {"sweep": trial.sweep_id, "number": trial.number} if trial else None}
 

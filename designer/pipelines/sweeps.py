@@ -332,6 +332,15 @@ def _metric_sources(run: Run | None) -> list[tuple[int, str | None]]:
     return sources
 
 
+def reused_from(run: Run | None, metric: str) -> int | None:
+    """The earlier run whose node that reports `metric` (its training) this run reused, doing no
+    work of its own there: its figures and epochs are that run's. None when it trained itself."""
+    for run_id, node_id in _metric_sources(run)[1:]:
+        if Event.objects.filter(run_id=run_id, node_id=node_id, type="metric", data__name=metric).exists():
+            return run_id
+    return None
+
+
 def kept_step(run: Run | None, metric: str) -> int | None:
     """The step (epoch) whose model the node that reported `metric` kept, when its outputs say so
     (Train PyTorch Model keeps the epoch of lowest validation loss, `best_epoch`, not its last)."""

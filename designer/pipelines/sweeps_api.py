@@ -27,7 +27,8 @@ def trial_json(trial, metric: str, goal: str, best_id) -> dict:
             "epochs": trial.epochs if trial.finished else len(curve), "error": trial.error,
             "started_at": _iso(trial.started_at), "finished_at": _iso(trial.finished_at), "duration": trial.duration,
             "best": trial.pk == best_id, "curve": [[s, v] for s, v in curve],
-            "stopped_at_step": trial.stopped_at_step, "detail": trial.detail}
+            "stopped_at_step": trial.stopped_at_step, "detail": trial.detail,
+            "reused_from_run": sweeps.reused_from(trial.run, metric)}
 
 
 def sweep_json(sweep: Sweep, with_trials: bool = True) -> dict:

@@ -9,6 +9,7 @@ import mimetypes
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ObjectDoesNotExist
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -36,11 +37,22 @@ def home(request):
 
 
 def _home(request, import_problems=None, import_error=None, status=200):
+    runs = list(Run.objects.filter(owner=request.user).select_related("pipeline", "trial")[:20])
+    for r in runs:  # "early terminated", as the sweep page and the Runs tab say
+        r.shown_status = statuses.shown_run_status(r.status, _trial_status(r))
+        r.shown_label = r.shown_status.replace("_", " ")
     return render(request, "pipelines/home.html", {
         "pipelines": request.user.pipelines.all(),
-        "runs": request.user.runs.select_related("pipeline")[:20],
+        "runs": runs,
         "import_problems": import_problems, "import_error": import_error,
     }, status=status)
+
+
+def _trial_status(run: Run) -> str | None:
+    try:
+        return run.trial.status
+    except ObjectDoesNotExist:
+        return None
 
 
 @login_required

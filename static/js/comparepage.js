@@ -27,7 +27,7 @@ function runsTable() {
   $('#compared-runs tbody').replaceChildren(...runs.map((run, i) => h('tr', { 'data-run': run.id },
     h('td', {}, swatch(i), run.pipeline ? h('a', { href: `/pipelines/${run.pipeline}/?run=${run.id}` }, `Run #${run.id}`) : `Run #${run.id}`),
     h('td', {}, run.name),
-    h('td', { class: `status-${run.status}` }, statusLabel(run.status)),
+    h('td', { class: `status-${run.shown_status || run.status}` }, statusLabel(run.shown_status || run.status)),
     h('td', {}, run.trial ? h('a', { href: `/sweeps/${run.trial.sweep}/` }, `trial ${run.trial.number} of sweep ${run.trial.sweep}`) : '—'),
     h('td', {}, when(run.submitted_at)))));
 }

@@ -9,9 +9,11 @@ export function duration(s) {
   return s < 60 ? `${s.toFixed(1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
-/** The status line drawn on a node: "completed · 1.2 s", or '' when the run has no such node. */
+/** The status line drawn on a node: "completed · 1.2 s", "reused · run #3" (it did no work: its
+ * outputs are those of run #3), or '' when the run has no such node. */
 export function nodeStatusText(info) {
   if (!info || !info.status) return '';
+  if (info.reused_from_run != null) return `${statusLabel(info.status)} · run #${info.reused_from_run}`;
   return `${statusLabel(info.status)}${info.duration != null ? ` · ${duration(info.duration)}` : ''}`;
 }
 
@@ -34,10 +36,12 @@ export function runSummary(run, book, extra = '', nameOf = (id) => id) {
   const others = unsuccessful.map((s) => [s, nodes.filter((n) => n.status === s).length])
     .filter(([, count]) => count).map(([s, count]) => `${count} ${statusLabel(s)}`);
   const started = nodes.some((n) => n.status === book.running || book.isTerminal(n.status));
-  const status = run.status === book.running && !started ? 'queued' : run.status;
+  // a finished run as every page says it ("early terminated": a trial its sweep's policy stopped)
+  const status = run.status === book.running && !started ? 'queued' : (book.isRunFinished(run.status) && run.shown_status) || run.status;
+  const reused = nodes.filter((n) => n.status === book.forEvent('node_reused')).length;
   const [failedId, failed] = Object.entries(run.nodes || {}).find(([, n]) => n.status === book.failed) || [];
   const why = failed ? `${nameOf(failedId)} failed${failed.error ? `: ${firstLine(failed.error)}` : ''}` : '';
-  return [`Run #${run.id}: ${status}`, nodes.length ? `${done}/${nodes.length} modules done` : '', ...others,
+  return [`Run #${run.id}: ${statusLabel(status)}`, nodes.length ? `${done}/${nodes.length} modules done${reused ? ` (${reused} reused)` : ''}` : '', ...others,
     run.duration != null ? duration(run.duration) : '', run.message, why, extra].filter(Boolean).join(' · ');
 }
 

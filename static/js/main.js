@@ -22,6 +22,7 @@ import { paramsPanel, paramsStore } from './paramspanel.js';
 import { problemsView } from './problems.js';
 import { quickSearch } from './quicksearch.js';
 import { runsView } from './runs.js';
+import { openingRun } from './runstate.js';
 import { autosave } from './save.js';
 import { shortcutsHelp } from './shortcuts.js';
 import { statusBook } from './statusbook.js';
@@ -127,9 +128,9 @@ pane.show(null);
 edits.updateButtons();
 if (graph.getNodes().length) canvas.fit();
 const wanted = Number(new URLSearchParams(location.search).get('run'));
-// the run asked for in the address, else the pipeline's most recent one (as if picked in the Runs tab)
+// the run asked for in the address, else the pipeline's most recent one, or its sweep's best trial (as if picked in the Runs tab)
 if (wanted) runs.view(wanted);
-runs.list().then((all) => { if (!wanted && all.length && !runs.run()) runs.view(all[0].id); });
+runs.list().then((all) => { if (!wanted && all.length && !runs.run()) runs.view(openingRun(all).id); });
 window.designer = { graph, history, toDraft: canvas.toDraft, save: saver.saveNow };
 performance.mark('designer:setup');
 rendered.then(() => {

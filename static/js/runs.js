@@ -4,6 +4,7 @@ import { $, $$, button, h, muted, withCode } from './dom.js';
 import { api, errorOf, paths } from './api.js';
 import { SILENT, arrange } from './canvas.js';
 import { statusFit } from './cells.js';
+import { statusLabel } from './statusbook.js';
 import { duration, runSummary, when } from './format.js';
 import { banner } from './messages.js';
 import { clockOffset, nodeLines, noteProgress } from './progress.js';
@@ -72,7 +73,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     if (!run) { el.hidden = true; return; }
     el.hidden = false;
     el.className = `run-banner status-${run.status}`;
-    const trial = run.trial ? `trial ${run.trial.number} of sweep #${run.trial.sweep}` : '';
+    const trial = run.trial ? `trial ${run.trial.number} of sweep #${run.trial.sweep}${run.trial.best ? ', its best' : ''}` : '';
     const nameOf = (id) => { const n = graph.getCellById(id); const m = n && n.isNode() ? canvas.module(n) : null; return m ? `${m.label} (${id})` : id; };
     $('#run-summary').replaceChildren(...withCode(runSummary(run, book, [extra, trial, valuesText(run.parameters)].filter(Boolean).join(' · '), nameOf)));
     el.dataset.status = run.status;
@@ -154,7 +155,7 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
       const main = h('tr', { 'data-run': x.id, class: cls },
         h('td', {}, h('input', { type: 'checkbox', class: 'pick', value: x.id, 'aria-label': `Compare run ${x.id}`, onchange: picked })),
         h('td', {}, button({ class: 'link', onclick: () => view(x.id) }, `#${x.id}`)),
-        h('td', { class: `status-${x.status}` }, x.status),
+        h('td', { class: `status-${x.shown_status || x.status}` }, statusLabel(x.shown_status || x.status)),
         h('td', {}, when(x.submitted_at)),
         h('td', {}, duration(x.duration)));
       const values = valuesText(x.parameters);

@@ -47,3 +47,15 @@ export function addMetric(metrics, ev) {
 }
 
 export const nodeStatus = (run, id) => (run && run.nodes && run.nodes[id] ? run.nodes[id].status : null);
+
+/**
+ * The run the designer opens on when its address names none (runs: the pipeline's, newest first):
+ * the newest, unless that is a sweep's trial: then the trial its sweep named best, else the
+ * newest run that is no trial, else the newest. (After a sweep, not whichever trial ended last.)
+ */
+export function openingRun(runs) {
+  const [newest] = runs;
+  if (!newest || !newest.trial) return newest || null;
+  const sweep = newest.trial.sweep;
+  return runs.find((r) => r.trial && r.trial.sweep === sweep && r.trial.best) || runs.find((r) => !r.trial) || newest;
+}

@@ -29,7 +29,7 @@ export function trialTable(table, onPick) {
       h('td', { class: 'number' }, String(trial.number), trial.best ? h('span', { class: 'best-mark', title: 'the best trial' }, '★ best') : null),
       sweep.swept.map((name) => h('td', { class: 'num', 'data-param': name }, formatValue((trial.values || {})[name]))),
       h('td', { class: `status status-${trial.status}`, title: trial.detail || null }, trialStatus(trial),
-        trial.detail ? h('span', { class: 'status-detail' }, trialDetail(trial)) : null),
+        trialDetail(trial) ? h('span', { class: 'status-detail' }, trialDetail(trial)) : null),
       metricCell(sweep, trial),
       h('td', { class: 'num' }, String(trial.epochs ?? '')),
       h('td', { class: 'num duration' }, trialDuration(trial)),

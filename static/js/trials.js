@@ -44,7 +44,10 @@ export const trialStatus = (trial) => statusLabel(trial.status);
 export function trialDetail(trial) {
   const detail = trial.detail || '';
   const status = statusLabel(trial.status);
-  return detail.startsWith(status) ? detail.slice(status.length).trim() : detail;
+  const said = detail.startsWith(status) ? detail.slice(status.length).trim() : detail;
+  // its training did no work: its epochs, figures and time are those of an earlier run
+  const reused = trial.reused_from_run != null ? `reused the training of run #${trial.reused_from_run}` : '';
+  return [reused, said].filter(Boolean).join('; ');
 }
 
 /** The page of a trial's run: the designer showing that run, as the runs list links it. */

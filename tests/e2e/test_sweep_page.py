@@ -141,7 +141,7 @@ def test_a_trial_its_policy_stopped_reads_early_terminated(page, users, owner_cl
     """A rate 1000x too small meets a good one: the Bandit policy stops it before its last epoch."""
     config = {"sampling": "grid", "policy": {"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 1},
               "parameter_space": [{"name": "lr", "expression": "choice", "values": [0.01, 0.00001, 0.000005]}]}
-    _, started = start_sweep(owner_client, users["owner"], total=3, concurrent=2, config=config, epochs=16, epoch_seconds=0.3)
+    p, started = start_sweep(owner_client, users["owner"], total=3, concurrent=2, config=config, epochs=16, epoch_seconds=0.3)
     page.goto(f"{page.base}/sweeps/{started['id']}/")
     page.wait_for_selector("html[data-sweep-status=completed]", timeout=120_000)
     stopped = page.locator("#trials tr[data-status=early_terminated]")
@@ -152,3 +152,21 @@ def test_a_trial_its_policy_stopped_reads_early_terminated(page, users, owner_cl
     # a choice axis shows the choices themselves; the stopped trials are drawn too, with what they reached
     assert page.locator("#parallel polyline.trial-line").count() == 3
     full_shot(page, request, "early-terminated")
+
+    # the same words wherever runs are listed: the pipeline's Runs tab, the Pipelines page, compare
+    sweep = Sweep.objects.get(pk=started["id"])
+    stopped_run = sweep.trials.filter(status="early_terminated").first().run_id
+    best_run = sweep.best_trial.run_id
+    # and the pipeline opens on the sweep's best trial, not on the trial that ended last
+    page.goto(f"{page.base}/pipelines/{p.id}/")
+    page.wait_for_function(f"new URLSearchParams(location.search).get('run') === '{best_run}'")
+    page.wait_for_selector(f"#run-summary:has-text('Run #{best_run}: completed')")
+    assert "trial 0 of sweep #" in page.inner_text("#run-summary") and ", its best" in page.inner_text("#run-summary")
+    page.click("[data-tab=runs]")
+    assert page.locator(f"#tab-runs tr[data-run='{stopped_run}'] td").nth(2).inner_text() == "early terminated"
+    full_shot(page, request, "early-terminated-runs-tab")
+    page.goto(f"{page.base}/")
+    assert page.locator(f"#recent-runs tr[data-run='{stopped_run}'] td").nth(3).inner_text() == "early terminated"
+    page.goto(f"{page.base}/runs/compare?runs={best_run},{stopped_run}")
+    page.wait_for_selector("td.status-early_terminated:text-is('early terminated')")
+    full_shot(page, request, "early-terminated-compare")

@@ -15,6 +15,8 @@ test('a node shows its status and how long it took', () => {
   assert.equal(nodeStatusText(null), '');
   assert.equal(nodeStatusText({ status: 'not_run' }), 'not run');
   assert.equal(nodeStatusText({ status: 'completed', duration: 1.23 }), 'completed · 1.2 s');
+  // a reused node did no work: where its outputs come from, not a time of nothing
+  assert.equal(nodeStatusText({ status: 'reused', duration: 0.01, reused_from_run: 3 }), 'reused · run #3');
 });
 
 test('the run banner counts the modules done, and apart those that failed or did not run', () => {
@@ -27,7 +29,10 @@ test('the run banner counts the modules done, and apart those that failed or did
   // a run whose modules all wait (no worker yet) is not said to run
   const waiting = { id: 9, status: 'running', message: 'No worker is running', nodes: { a: { status: 'queued' }, b: { status: 'pending' } } };
   assert.equal(runSummary(waiting, book), 'Run #9: queued · 0/2 modules done · No worker is running');
-  assert.equal(runSummary({ ...waiting, nodes: { a: { status: 'reused' }, b: { status: 'queued' } } }, book), 'Run #9: running · 1/2 modules done · No worker is running');
+  assert.equal(runSummary({ ...waiting, nodes: { a: { status: 'reused' }, b: { status: 'queued' } } }, book), 'Run #9: running · 1/2 modules done (1 reused) · No worker is running');
+  // over: reused modules counted apart; a trial its policy stopped says so, as the sweep page does
+  const trial = { id: 10, status: 'completed', shown_status: 'early_terminated', nodes: { a: { status: 'reused' }, b: { status: 'completed' } } };
+  assert.equal(runSummary(trial, book), 'Run #10: early terminated · 2/2 modules done (1 reused)');
 });
 
 test('a failed run names the module that failed and the first line of its error', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addMetric, applyNodeEvent, mergeRun, nodeStatus, unknownRun } from '../../static/js/runstate.js';
+import { addMetric, applyNodeEvent, mergeRun, nodeStatus, openingRun, unknownRun } from '../../static/js/runstate.js';
 import { statusBook } from '../../static/js/statusbook.js';
 import { STATUSES } from './fixtures.mjs';
 
@@ -54,4 +54,13 @@ test("an old run's replayed events never take a finished node back to running", 
   assert.deepEqual(run.nodes, { src: { status: 'completed', duration: 1 }, a: { status: 'failed' } });
   assert.ok(applyNodeEvent(run, { type: 'node_finished', node: 'src', data: { duration: 1 } }, book));
   assert.equal(run.nodes.src.status, 'completed');
+});
+
+test('after a sweep the designer opens on its best trial, not on the trial that ended last', () => {
+  const trial = (id, sweep, best = false) => ({ id, trial: { sweep, number: id, best } });
+  assert.equal(openingRun([]), null);
+  assert.equal(openingRun([{ id: 3 }, trial(2, 1, true)]).id, 3); // a run submitted since: the newest
+  assert.equal(openingRun([trial(9, 2), trial(8, 2, true), trial(7, 2), { id: 4 }]).id, 8);
+  assert.equal(openingRun([trial(9, 2), trial(8, 2), { id: 4 }]).id, 4); // no best named (yet): its own latest run
+  assert.equal(openingRun([trial(9, 2), trial(8, 2)]).id, 9);
 });

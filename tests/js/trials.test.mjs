@@ -44,6 +44,7 @@ test('a stopped trial says how it ended, without repeating its status', () => {
     'asked to stop at epoch 2, it ran its course and finished on its own');
   assert.equal(trialDetail({ status: 'completed', detail: '' }), '');
   assert.equal(trialDetail({ status: 'queued' }), '');
+  assert.equal(trialDetail({ status: 'completed', detail: '', reused_from_run: 4 }), 'reused the training of run #4');
 });
 
 test('every trial with a curve is one line, the best one thicker', () => {

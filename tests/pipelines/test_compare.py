@@ -42,7 +42,7 @@ def test_it_lists_only_the_parameters_that_differ_with_defaults_filled_in(owner_
     assert r.status_code == 200, r.content
     data = r.json()
     assert [x["id"] for x in data["runs"]] == [a.id, b.id, c.id]  # oldest first, however picked
-    assert data["runs"][0] == {"id": a.id, "name": "p", "pipeline": p.id, "status": "completed",
+    assert data["runs"][0] == {"id": a.id, "name": "p", "pipeline": p.id, "status": "completed", "shown_status": "completed",
                                "submitted_at": a.submitted_at.isoformat(), "parameters": {}, "trial": None}
     rows = {d["key"]: d for d in data["differences"]}
     assert list(rows) == ["node:t:toy_training:epochs"], rows

@@ -109,6 +109,10 @@ def test_a_trial_scores_the_epoch_whose_model_its_training_kept_not_its_best_epo
     assert set(NodeRun.objects.filter(run__trial__sweep=again, node_id="fit").values_list("status", flat=True)) == {st.REUSED}
     assert [(t.kept_step, round(t.value, 6)) for t in again.trials.order_by("number")] == \
         [(2, round(trials[t.values["lr"]].value, 6)) for t in again.trials.order_by("number")]
+    # and the sweep page says so: its epochs and figures are those of the run that trained it
+    shown = {t["values"]["lr"]: t for t in owner_client.get(f"/api/sweeps/{again.id}").json()["trials"]}
+    assert shown[BETTER]["reused_from_run"] == trials[BETTER].run_id and shown[GOOD]["reused_from_run"] == trials[GOOD].run_id
+    assert {t["reused_from_run"] for t in owner_client.get(f"/api/sweeps/{sweep.id}").json()["trials"]} == {None}
 
 
 POLICIES = [{"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 1},
