@@ -90,7 +90,7 @@ const metricNames = () => [...new Set(graph.getNodes().flatMap((n) => (moduleOf(
 const sweeps = sweepDialog({ pipelineId: boot.id, params: store.list, metrics: metricNames, settle: saver.settle });
 store.onChange(sweeps.updateButton);
 const view = { run: runs.run, node: pane.node, tab: tabBar.current, metrics: runs.metrics };
-const outputs = outputsTab(view, book, canvas.module);
+const outputs = outputsTab(view, book, canvas.module, catalogue.datasets);
 const metrics = metricsTab(view, book, catalogue.modules);
 const isPaneNode = (id) => !!pane.node() && pane.node().id === id;
 

@@ -46,8 +46,9 @@ export function devicesLine(devices) {
   return h('div', { class: 'ran-on', id: 'ran-on' }, h('h4', {}, 'Trained on'), h('ul', { class: 'plain' }, items));
 }
 
-/** The Outputs + logs tab. view: {run(), node(), tab()}; book: the statuses; moduleOf(node): its module. */
-export function outputsTab(view, book, moduleOf) {
+/** The Outputs + logs tab. view: {run(), node(), tab()}; book: the statuses; moduleOf(node): its
+ * module; datasets: the user's (id -> {name}), to name a Dataset module's choice. */
+export function outputsTab(view, book, moduleOf, datasets) {
   let logTimer = null;
 
   /** The log tail of `base`: the select of log files, the text, the download links. */
@@ -114,7 +115,7 @@ export function outputsTab(view, book, moduleOf) {
     if (r.data.error) parts.push(h('div', { class: cancelled ? 'node-error cancelled' : 'node-error', role: cancelled ? 'status' : 'alert' }, h('strong', {}, cancelled ? 'Cancelled' : 'Error'), h('pre', {}, r.data.error)));
     if (r.data.parameters) {
       const node = view.node();
-      const rows = ranWithRows(moduleOf(node), r.data.parameters, node ? node.getData() : null);
+      const rows = ranWithRows(moduleOf(node), r.data.parameters, node ? node.getData() : null, datasets);
       if (rows.length) parts.push(ranWith(sel.run.id, rows, r.data.run_settings));
     }
     const ranOn = devicesLine(r.data.devices);

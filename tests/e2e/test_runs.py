@@ -273,12 +273,29 @@ def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catch
         server.stop()
 
 
-def test_a_runs_outputs_show_the_parameters_it_ran_with_beside_the_canvas_values_edited_since(page, users, shared_worker):
-    from tests.e2e.helpers import set_parameters
+def test_a_runs_outputs_show_the_parameters_it_ran_with_beside_the_canvas_values_edited_since(page, users, shared_worker, tmp_path):
+    import io
 
-    open_designer(page, users["owner"], pipeline([n("src", "toy_source", value=10)], []))
+    from django.core.management import call_command
+
+    from tests.e2e.helpers import select, set_parameters
+
+    (tmp_path / "pets" / "cats").mkdir(parents=True)
+    (tmp_path / "pets" / "cats" / "1.png").write_bytes(b"not really a png")
+    out = io.StringIO()
+    call_command("add_dataset", str(tmp_path / "pets"), owner="owner", name="pets", stdout=out)
+    open_designer(page, users["owner"], pipeline([n("src", "toy_source", value=10), n("ds", "dataset", dataset=int(out.getvalue()))], []))
     page.click("#submit")
     wait_status(page, "src", "completed")
+    wait_status(page, "ds", "completed")
+    # a dataset is named as on the canvas; the file the server found for it at submit is no one's
+    # choice and no change since
+    select(page, "ds")
+    page.click("[data-tab=outputs]")
+    ran = page.locator("#ran-with")
+    expect(ran.locator("tr[data-param=dataset] td")).to_have_text("pets")
+    assert ran.locator("tr").count() == 1 and ran.locator("summary").inner_text() == f"Parameters in run #{Run.objects.get().id}"
+    page.click("[data-tab=module]")
     set_parameters(page, "src", {"value": 42})  # edited after the run: the run still shows what it ran with
     page.click("[data-tab=outputs]")
     ran = page.locator("#ran-with")

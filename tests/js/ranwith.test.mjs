@@ -19,3 +19,13 @@ test('a parameter bound since is not called changed; a node gone from the canvas
   assert.equal(bound.find((r) => r.name === 'learning_rate').now, null);
   assert.ok(ranWithRows(train, { epochs: 9 }, null).every((r) => r.now === null));
 });
+
+test('what the server filled in at submit is not listed, and a dataset is named, not numbered', () => {
+  const dataset = { kind: 'dataset', params: [{ name: 'dataset', label: 'Dataset', default: null },
+    { name: 'stored_file', label: 'Stored file', default: '', filled_by_server: true }] };
+  const ran = { dataset: 1, stored_file: '/srv/artifacts/datasets/1/abc/pets.zip' };
+  const rows = ranWithRows(dataset, ran, { parameters: { dataset: 1 } }, new Map([[1, { name: 'pets' }], [2, { name: 'birds' }]]));
+  assert.deepEqual(rows, [{ name: 'dataset', label: 'Dataset', value: 'pets', now: null }]);
+  const since = ranWithRows(dataset, ran, { parameters: { dataset: 2 } }, new Map([[1, { name: 'pets' }], [2, { name: 'birds' }]]));
+  assert.deepEqual(since.map((r) => [r.value, r.now]), [['pets', 'birds']]);
+});
