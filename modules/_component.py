@@ -8,7 +8,8 @@ its run() runs the file's command on the worker, in a copy of the code in the no
 
 One process: training.command runs it as a child process. Node count x Process count per node
 above 1: every process of the job runs `python -m training.command --cwd <code> -- <argv>`,
-started by the designer's workers as for Train PyTorch Model. A command asked to stop early (a
+started by the designer's workers as for Train PyTorch Model; with `launch: per_node`, one process
+per node runs it, and its command starts the node's processes (sdk/component.py). A command asked to stop early (a
 sweep's policy) that is still running after the grace (ctx.stop_grace_seconds) is ended, and the
 node completes with what it wrote: its outputs are marked `partial: true` in their _meta.yaml, and
 an output it never wrote is left empty rather than failing the node. Not a module file of its own (its
@@ -23,6 +24,7 @@ import sys
 
 import yaml
 
+from sdk import command_vars
 from sdk import component as component_file
 from sdk.component import ComponentSpec
 from sdk.context import ENDED, DistributedJob
@@ -54,7 +56,7 @@ class CommandComponent(Module):
                                      python=sys.executable)
         metrics_file, stop_file = work / metrics.METRICS_FILE, work / STOP_FILE
         timeout = ctx.run_settings.get("timeout_seconds", 0) or 0
-        ctx.log(f"runs {shlex.join(argv)} in {code}"
+        ctx.log(f"runs {shlex.join(command_vars.shown(argv))} in {code}"
                 + (f" ({ctx.world_size} processes)" if ctx.world_size > 1 else "")
                 + (f", timeout {timeout} s" if timeout else ""))
         from training import command
@@ -68,6 +70,7 @@ class CommandComponent(Module):
             stopped = ctx.launch_distributed(DistributedJob(
                 "training.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
                 env=command.job_env(metrics_file, stop_file), timeout=timeout, stop_grace=ctx.stop_grace_seconds,
+                per_node=spec.launch == "per_node",
                 gpu_argv=[]))  # GPUs when every node has them: CUDA_VISIBLE_DEVICES names them (launchers/specs.py)
         if stopped is not None:
             ctx.report_stop(stopped)

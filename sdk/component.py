@@ -10,6 +10,7 @@
     version: 1                     # positive whole number; a new version keeps the old one
     description: ...
     distributed: true              # offers Run settings (node count x process count per node)
+    launch: per_process            # or per_node: one command per node that starts the node's processes
     code: .                        # folder of the code, relative to this file, inside its folder
     command: >-
       python pytorch_train.py --data {inputs.training_data} --num_epochs {params.num_epochs}
@@ -25,8 +26,9 @@
 
 `{inputs.x}`, `{params.x}` and `{outputs.x}` (also Azure's `${{inputs.x}}`) are replaced by an
 input's folder, a parameter's value and an output's folder; `$[[ ... ]]` (Azure's optional group)
-is dropped when an optional input inside it is not connected. `python` or `python3` as the first
-word is the worker's own interpreter. Every problem of a file is refused with ComponentError,
+is dropped when an optional input inside it is not connected. `$NODE_RANK`, `$MASTER_ADDR`... are
+each process's own (sdk/command_vars.py). `python` or `python3` as the first word is the worker's
+own interpreter. Every problem of a file is refused with ComponentError,
 naming the file, the field and the reason. Imports nothing of the project but the SDK.
 """
 from __future__ import annotations
@@ -42,7 +44,7 @@ from pathlib import Path
 
 import yaml
 
-from sdk import yamltext
+from sdk import command_vars, yamltext
 from sdk.component_fields import ComponentError, Problems, parse_params, parse_ports, text_field
 from sdk.declarations import Param, Port
 from sdk.yamltext import short
@@ -52,8 +54,12 @@ __all__ = ["FILE_NAME", "ComponentError", "ComponentSpec", "load", "render", "ar
 FILE_NAME = "component.yaml"
 DEFAULT_CATEGORY = "Custom components"
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-FIELDS = ("kind", "label", "category", "version", "description", "distributed", "code", "command", "inputs",
-          "outputs", "params", "metrics", "metric_step")
+FIELDS = ("kind", "label", "category", "version", "description", "distributed", "launch", "code", "command",
+          "inputs", "outputs", "params", "metrics", "metric_step")
+# per_process: the designer starts Node count x Process count per node processes, each running the
+# command (torchrun); per_node: one per node, whose command starts that node's processes itself
+# (`python -m torch.distributed.launch --node_rank $NODE_RANK ...`, the original's per-node launch)
+LAUNCHES = ("per_process", "per_node")
 REQUIRED = ("kind", "label", "command")
 MAX_VERSION = 2**31 - 1  # what the database stores
 GROUPS = ("inputs", "params", "outputs")
@@ -85,6 +91,7 @@ class ComponentSpec:
     command: str
     metrics: tuple[str, ...] = field(default=())
     metric_step: str = "step"
+    launch: str = "per_process"
 
     def digest(self) -> str:
         return digest(self)
@@ -118,7 +125,13 @@ def load(path) -> ComponentSpec:
         version=_version(problems, data), description=text_field(problems, data, "description", "").strip(),
         inputs=inputs, outputs=outputs, params=params, distributed=_flag(problems, data, "distributed"),
         code=_code_folder(problems, file, data), command=text_field(problems, data, "command", "").strip(),
-        metrics=_metrics(problems, data), metric_step=text_field(problems, data, "metric_step", "step").strip())
+        metrics=_metrics(problems, data), metric_step=text_field(problems, data, "metric_step", "step").strip(),
+        launch=text_field(problems, data, "launch", LAUNCHES[0]).strip())
+    if spec.launch not in LAUNCHES:
+        problems.add("launch", f"{short(spec.launch)} is not a launch: per_process (the designer starts every process) "
+                               f"or per_node (the command starts its node's processes)")
+    elif spec.launch == "per_node" and not spec.distributed:
+        problems.add("launch", "per_node is a way to start a distributed job: add `distributed: true`")
     if not STEP_PATTERN.fullmatch(spec.metric_step):
         problems.add("metric_step", f"{short(spec.metric_step)} is not a word such as epoch, step or iteration")
     if data.get("label") is not None and not spec.label:
@@ -284,7 +297,7 @@ def render(spec: ComponentSpec, inputs: dict, params: dict, outputs: dict, pytho
             return "true" if v else "false"
         return repr(v) if isinstance(v, (int, float)) else str(v)
 
-    argv = [_PLACEHOLDER.sub(value, word) for word in shlex.split(text)]
+    argv = [_PLACEHOLDER.sub(value, command_vars.mark(word)) for word in shlex.split(text)]
     if argv and argv[0] in PYTHON_WORDS:
         argv[0] = python
     return argv

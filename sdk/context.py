@@ -46,6 +46,10 @@ class DistributedJob:
     # seconds a job asked to stop early has before every process is ended (it then completes as stopped, with what
     # it wrote); None: it is waited for (a module whose training stops at its epoch's end when asked)
     stop_grace: float | None = None
+    # one process per node instead of one per rank: its command starts the node's processes itself (the
+    # original's per-node launch, `torch.distributed.launch --node_rank $NODE_RANK ...`); the designer gives
+    # it NODE_RANK, NODE_COUNT, PROCESS_COUNT_PER_NODE, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (node 0's)
+    per_node: bool = False
 
 
 STOP_GRACE_SECONDS = 60.0  # a sweep's default policy.stop_grace_seconds

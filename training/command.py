@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from sdk import compat
+from sdk import command_vars, compat
 from sdk.context import STOP_GRACE_SECONDS as DEFAULT_STOP_GRACE
 from sdk.context import Stopped
 from sdk.errors import CommandFailed, CommandTimedOut, prefixed
@@ -63,7 +63,8 @@ KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "LC_ALL", "
         "PYTHONPATH", "PYTHONUNBUFFERED", METRICS_FILE_ENV, STOP_FILE_ENV, COMMAND_ID_ENV,
         # torch.distributed's (torchrun's names too), the devices, the threads a rank may use
         "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK", "GROUP_WORLD_SIZE",
-        "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+        "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "NODE_COUNT", "PROCESS_COUNT_PER_NODE",
+        "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
         "MKL_NUM_THREADS",
         # reaching the network as the machine does (certificates, proxies), torch's cache of weights
         "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
@@ -98,7 +99,7 @@ def environment(metrics_file: Path | None = None, stop_file: Path | None = None)
     """job_env() and, for a single process, what torch.distributed reads (a world of one), so a
     script written for torchrun runs as it is."""
     return {**job_env(metrics_file, stop_file), "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "NODE_RANK": "0",
-            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
+            "NODE_COUNT": "1", "PROCESS_COUNT_PER_NODE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
 
 
 def free_port() -> int:
@@ -128,8 +129,11 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
     watch = _Watch(log_path, metrics_file, on_metric)
     env = environment(metrics_file, stop_file) if env is None else env
     command_id = secrets.token_hex(16)
-    argv = python_argv(argv)
     env = clean_environment({**env, COMMAND_ID_ENV: command_id})
+    try:
+        argv = command_vars.expand(python_argv(argv), env)
+    except command_vars.UnknownVariable as e:
+        raise CommandFailed(prefixed(label, str(e))) from None
     with log_path.open("ab") as out:
         try:
             if sys.platform == "linux":  # what the command leaves behind ends with it: training/reaper.py
@@ -356,9 +360,12 @@ def main(args: list[str] | None = None) -> None:
     args = sys.argv[1:] if args is None else args
     if len(args) < 4 or args[0] != "--cwd" or args[2] != "--":
         sys.exit("usage: python -m training.command --cwd DIR -- ARGV...")
-    cwd, argv = args[1], python_argv(args[3:])
+    cwd = args[1]
     try:
+        argv = command_vars.expand(python_argv(args[3:]), os.environ)  # this rank's, or this node's, NODE_RANK...
         os.chdir(cwd)
+    except command_vars.UnknownVariable as e:
+        sys.exit(f"training.command: {e}")
     except OSError as e:
         sys.exit(f"training.command: cannot enter the code folder {cwd!r}: {e.strerror or e}")
     sys.stdout.flush()

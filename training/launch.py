@@ -40,6 +40,12 @@ def torchrun_command(module: str, argv: list[str], nnodes: int, nproc: int, endp
             "-m", "training.rank", module, *argv]
 
 
+def node_command(module: str, argv: list[str]) -> list[str]:
+    """`python -m training.rank MODULE ARGV` for one node of a per-node launch: no torchrun, the
+    command starts the node's processes itself (its log is the node's: training.rank)."""
+    return [sys.executable, "-m", "training.rank", module, *argv]
+
+
 def rank_environment(logs_dir: Path, state_dir: Path, worker: str, node_index: int, threads: int) -> dict[str, str]:
     """What every process of a node inherits (on top of what torchrun sets)."""
     return {"DESIGNER_RANK_LOG_DIR": str(logs_dir), "DESIGNER_RANK_STATE_DIR": str(state_dir),

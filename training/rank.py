@@ -112,7 +112,8 @@ def _start_watcher(state: _State) -> None:
 def main() -> None:
     _die_with_parent()
     env = os.environ
-    rank = int(env.get("RANK", "0"))
+    per_node = env.pop("DESIGNER_LAUNCH", "") == "per_node"  # one process for the node: its log and state are the node's
+    rank = int(env.get("NODE_RANK", "0") if per_node else env.get("RANK", "0"))
     # torchrun calls the node's rank GROUP_RANK; the designer's reference says NODE_RANK
     env.setdefault("NODE_RANK", env.get("GROUP_RANK", "0"))
     log_dir = env.get("DESIGNER_RANK_LOG_DIR")
@@ -124,8 +125,10 @@ def main() -> None:
                    {"rank": rank, "node_rank": int(env["NODE_RANK"]), "local_rank": int(env.get("LOCAL_RANK", "0")),
                     "node_index": int(env.get("DESIGNER_NODE_INDEX", "0")), "worker": worker, "pid": os.getpid()})
     _start_watcher(state)
-    print(f"rank {rank} of {env.get('WORLD_SIZE', '1')} (node {env['NODE_RANK']}, local rank {env.get('LOCAL_RANK', '0')}) "
-          f"on worker {worker}, pid {os.getpid()}; MASTER_ADDR={env.get('MASTER_ADDR', '')} "
+    where = (f"node {rank} of {env.get('NODE_COUNT', '1')} (per-node launch: its command starts the node's "
+             f"{env.get('PROCESS_COUNT_PER_NODE', '1')} processes)" if per_node else
+             f"rank {rank} of {env.get('WORLD_SIZE', '1')} (node {env['NODE_RANK']}, local rank {env.get('LOCAL_RANK', '0')})")
+    print(f"{where} on worker {worker}, pid {os.getpid()}; MASTER_ADDR={env.get('MASTER_ADDR', '')} "
           f"MASTER_PORT={env.get('MASTER_PORT', '')}", flush=True)
     if len(sys.argv) < 2:
         sys.exit("usage: python -m training.rank MODULE [ARGS...]")

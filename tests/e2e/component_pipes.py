@@ -24,6 +24,7 @@ PARAMETERS = {
                       "pretrained": False},
     "ddp_train": {"epochs": 2, "batch_size": 8, "learning_rate": 0.01, "image_size": 32, "arch": "resnet18"},
 }
+PARAMETERS["ddp_train_per_node"] = PARAMETERS["ddp_train"]  # the same script, started by a per-node launch
 
 
 def digits_dataset(tmp_path, owner, name="digits") -> int:

@@ -108,3 +108,34 @@ def test_the_ddp_script_runs_on_two_real_workers_with_a_driver_log_per_rank(work
     info = check_model_and_scores(run)
     assert info["world_size"] == 2
     assert not Worker.objects.filter(reserved_by__isnull=False).exists()
+
+
+def test_the_originals_per_node_launch_command_runs_unchanged_on_two_real_workers(workers, users, tmp_path):
+    """Issue 29: `python -m torch.distributed.launch --nnodes .. --node_rank $NODE_RANK --master_addr
+    $MASTER_ADDR --master_port $MASTER_PORT --use_env ddp_train.py` (examples/components/ddp_train_per_node)
+    failed with "invalid int value: '$NODE_RANK'". 2 x 1: each worker runs the command once, with its own
+    NODE_RANK, and PyTorch's launcher starts its process; one process group over both."""
+    owner = users["owner"]
+    doc = trained_and_scored("ddp_train_per_node", digits_dataset(tmp_path, owner),
+                             run_settings={"node_count": 2, "process_count_per_node": 1})
+    run = wait_for_run(runs.submit(owner, doc).id, timeout=240)
+    assert run.status == statuses.COMPLETED, {n.node_id: n.error for n in run.nodes.all() if n.error}
+    train = run.nodes.get(node_id="train")
+    launches = list(NodeLaunch.objects.filter(noderun=train))
+    assert sorted(x.worker.hostname for x in launches) == sorted(w.hostname for w in workers)
+    assert all(x.status == "exited" and x.exit_code == 0 for x in launches)
+    logs = logs_of(run)
+    assert "per-node launch: one command per node" in (logs / "70_mpi_log.txt").read_text()
+    masters = set()
+    for node_rank in (0, 1):  # one log per node: its launcher's and its processes' output
+        text = (logs / f"70_driver_log_{node_rank}.txt").read_text()
+        assert f"node {node_rank} of 2 (per-node launch" in text, text[:3000]
+        found = ENVIRONMENT.search(text)
+        assert found, text[:3000]
+        master_addr, master_port, got_node, world, rank, local_rank = found.groups()
+        masters.add((master_addr, master_port))
+        assert (int(got_node), int(world), int(rank), int(local_rank)) == (node_rank, 2, node_rank, 0), found.group(0)
+        assert f"process group: rank {node_rank} of 2" in text and f"rank {node_rank}: epoch 2/2" in text, text[-3000:]
+    assert len(masters) == 1  # node 0's address and port on both nodes
+    assert metric_steps(run) == {name: [1, 2] for name in METRICS}
+    assert check_model_and_scores(run)["world_size"] == 2

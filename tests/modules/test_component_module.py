@@ -75,7 +75,7 @@ def test_it_declares_what_the_file_declares(tmp_path):
 
 def test_the_examples_count_epochs_so_their_nodes_show_epoch_3_of_10():
     root = Path(__file__).resolve().parents[2]
-    for name in ("pytorch_train", "ddp_train"):
+    for name in ("pytorch_train", "ddp_train", "ddp_train_per_node"):
         spec = component.load(root / "examples" / "components" / name / "component.yaml")
         assert component_module(spec).describe()["metric_step"] == "epoch", name
 

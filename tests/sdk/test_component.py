@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from sdk import component
+from sdk import command_vars, component
 from sdk.component import ComponentError
 from sdk.declarations import AnyDirectory, Bool, Choice, Float, ImageDirectory, Int, ModelDirectory, Text
 
@@ -152,6 +152,10 @@ INVALID = [
     ("metrics not names", changed(metrics="loss"), "metrics", "expected a list of metric names"),
     ("metric step not a word", changed(metric_step="Epoch 1"), "metric_step",
      "'Epoch 1' is not a word such as epoch, step or iteration"),
+    ("unknown launch", changed(launch="per_gpu"), "launch", "'per_gpu' is not a launch: per_process (the designer "
+     "starts every process) or per_node (the command starts its node's processes)"),
+    ("per-node launch of one process", changed(launch="per_node", distributed=False), "launch",
+     "per_node is a way to start a distributed job: add `distributed: true`"),
 ]
 
 
@@ -218,6 +222,29 @@ def test_render_takes_placeholders_inside_words_quotes_and_azure_form(tmp_path):
     assert argv == ["sh", "-c", 'echo "two words"', "--out=/o p", "/d", "x3y"]
     with pytest.raises(ComponentError, match=r"inputs\.data: Tiny Train \(script\): the input is not connected"):
         component.render(spec, {"data": None}, PARAMS, {"model": "/o"}, "py")
+
+
+PER_NODE = ("python -m torch.distributed.launch --nproc_per_node 2 --nnodes 2 --node_rank $NODE_RANK "
+            "--master_addr $MASTER_ADDR --master_port ${MASTER_PORT} --use_env train.py --note {params.note} "
+            "--out {outputs.model} --data {inputs.data}")
+
+
+def test_the_originals_per_node_launch_command_expands_each_nodes_variables_and_never_a_value(tmp_path):
+    """Issue 29: `--node_rank $NODE_RANK` failed with "invalid int value: '$NODE_RANK'". The
+    variables of the command (not of a parameter's value) are each process's own."""
+    spec = component.load(write(tmp_path / "c", changed(command=PER_NODE, launch="per_node")))
+    assert spec.launch == "per_node" and component.load(write(tmp_path / "d")).launch == "per_process"
+    argv = component.render(spec, {"data": "/d"}, {**PARAMS, "note": "$NODE_RANK; rm -rf ~"}, {"model": "/o"}, "py")
+    assert command_vars.shown(argv)[:11] == ["py", "-m", "torch.distributed.launch", "--nproc_per_node", "2", "--nnodes",
+                                             "2", "--node_rank", "$NODE_RANK", "--master_addr", "$MASTER_ADDR"]
+    node1 = {"NODE_RANK": "1", "MASTER_ADDR": "10.0.0.4", "MASTER_PORT": "29400"}
+    expanded = command_vars.expand(argv, node1)
+    assert expanded[7:14] == ["--node_rank", "1", "--master_addr", "10.0.0.4", "--master_port", "29400", "--use_env"]
+    assert expanded[expanded.index("--note") + 1] == "$NODE_RANK; rm -rf ~"  # a value is passed as written
+    assert command_vars.used(spec.command) == ["NODE_RANK", "MASTER_ADDR", "MASTER_PORT"]
+    assert command_vars.expand(["$HOME", "x$NODE_RANKS"], node1) == ["$HOME", "x$NODE_RANKS"]  # only the listed names
+    with pytest.raises(command_vars.UnknownVariable, match=r"the command uses \$MASTER_PORT, which this process does not"):
+        command_vars.expand(argv, {"NODE_RANK": "0", "MASTER_ADDR": "h"})
 
 
 def test_the_digest_changes_with_the_code_and_the_file_and_not_otherwise(tmp_path):

@@ -83,8 +83,12 @@ class DistributedLauncher(base.Launcher):
     def _start(self, job, nodes, port: int) -> None:
         gang = self.gang
         endpoint = f"{nodes[0].address or nodes[0].hostname}:{port}"
-        gang.say(f"rendezvous (c10d) at {endpoint}, id {gang.rendezvous_id}; "
-                 f"{'NCCL on GPUs' if specs.uses_gpus(job, nodes) else 'Gloo on CPUs'}")
+        backend = 'NCCL on GPUs' if specs.uses_gpus(job, nodes) else 'Gloo on CPUs'
+        if getattr(job, "per_node", False):
+            gang.say(f"per-node launch: one command per node, which starts its {gang.p} process(es); "
+                     f"MASTER_ADDR:MASTER_PORT {endpoint} (node 0); {backend}")
+        else:
+            gang.say(f"rendezvous (c10d) at {endpoint}, id {gang.rendezvous_id}; {backend}")
         gang.logs.mkdir(parents=True, exist_ok=True)
         launches = []
         for index, node in enumerate(nodes):

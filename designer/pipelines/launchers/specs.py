@@ -28,16 +28,23 @@ def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -
     """The spec of node `index`: {command, env, mpi_log, prefix} (launch.NodeProcess's arguments)."""
     node = nodes[index]
     gpu = uses_gpus(job, nodes)
-    command = launch.torchrun_command(
-        job.module, [*job.argv, *((job.gpu_argv if gpu else getattr(job, "cpu_argv", None)) or [])], gang.n, gang.p,
-        endpoint, gang.rendezvous_id,
-        is_host=index == 0, local_addr=node.address or node.hostname,
-        join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30)
+    argv = [*job.argv, *((job.gpu_argv if gpu else getattr(job, "cpu_argv", None)) or [])]
+    sizes = {"NODE_COUNT": str(gang.n), "PROCESS_COUNT_PER_NODE": str(gang.p)}
+    if getattr(job, "per_node", False):  # one process here, whose command starts the node's; node 0 hosts the group
+        master_addr, _, master_port = endpoint.rpartition(":")
+        command = launch.node_command(job.module, argv)
+        sizes |= {"NODE_RANK": str(index), "WORLD_SIZE": str(gang.n * gang.p), "MASTER_ADDR": master_addr,
+                  "MASTER_PORT": master_port, "DESIGNER_LAUNCH": "per_node"}
+    else:
+        command = launch.torchrun_command(
+            job.module, argv, gang.n, gang.p, endpoint, gang.rendezvous_id,
+            is_host=index == 0, local_addr=node.address or node.hostname,
+            join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30)
     # the job's own variables (a component's DESIGNER_METRICS_FILE...), under the launcher's; its
     # PYTHONPATH first (a component's sdk/compat: `from azureml.core import Run` on every rank too)
     own = getattr(job, "env", None) or {}
     ranks = launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p))
-    env = {**own, **ranks, **gpu_environment(gpu, gang.p)}
+    env = {**own, **ranks, **sizes, **gpu_environment(gpu, gang.p)}
     if own.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.pathsep.join([own["PYTHONPATH"], ranks["PYTHONPATH"]])
     return {"command": command, "env": env, "mpi_log": str(gang.mpi_log), "prefix": f"node {index} ({node.hostname})"}

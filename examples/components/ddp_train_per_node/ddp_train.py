@@ -1,0 +1,1 @@
+../ddp_train/ddp_train.py
