@@ -297,26 +297,26 @@ SERVING_MAX_REQUEST_BYTES = int(SERVING_MAX_REQUEST_MB * 1024 * 1024)
 SERVING_MAX_IMAGE_MB = env_float("SERVING_MAX_IMAGE_MB", 10, minimum=0.001)
 SERVING_MAX_IMAGE_BYTES = int(SERVING_MAX_IMAGE_MB * 1024 * 1024)
 SERVING_MAX_IMAGES = env_int("SERVING_MAX_IMAGES", 64, minimum=1)
-# decoding costs pixels, not bytes (a 4 KB PNG may declare 6000 x 6000): the pixels one image and
-# all the images of one request may declare, read from their headers before any is decoded
+# decoding costs pixels, not bytes (a 4 KB PNG may declare 6000 x 6000): the pixels one image and all the
+# images of one request may declare, read from their headers before any is decoded
 SERVING_MAX_IMAGE_PIXELS = env_int("SERVING_MAX_IMAGE_PIXELS", 25_000_000, minimum=1)
 SERVING_MAX_REQUEST_PIXELS = env_int("SERVING_MAX_REQUEST_PIXELS", 50_000_000, minimum=1)
-# slow clients: a request's headers must have come within SERVING_HEADER_SECONDS of its first byte,
-# its body within SERVING_BODY_SECONDS of its headers; an idle kept-alive connection is closed
-# after SERVING_KEEP_ALIVE_SECONDS
+# slow clients: a request's headers must have come within SERVING_HEADER_SECONDS of its first byte, its body
+# within SERVING_BODY_SECONDS of its headers; an idle kept-alive connection is closed after SERVING_KEEP_ALIVE_SECONDS
 SERVING_HEADER_SECONDS = env_float("SERVING_HEADER_SECONDS", 10.0, minimum=0.1)
 SERVING_BODY_SECONDS = env_float("SERVING_BODY_SECONDS", 30.0, minimum=0.1)
 SERVING_KEEP_ALIVE_SECONDS = env_float("SERVING_KEEP_ALIVE_SECONDS", 5.0, minimum=0.1)
-# micro-batching: at most SERVING_MAX_BATCH images per model call; a batch waits for images still
-# being decoded at most SERVING_MAX_WAIT_MS (an idle model starts at once: no wait at concurrency 1)
+# micro-batching: SERVING_MAX_BATCH images per model call at most, waiting SERVING_MAX_WAIT_MS at most for images being decoded
 SERVING_MAX_BATCH = env_int("SERVING_MAX_BATCH", 32, minimum=1)
 SERVING_MAX_WAIT_MS = env_float("SERVING_MAX_WAIT_MS", 2.0)
 # ONNX Runtime threads per model call (0: the machine's cores shared among the replicas)
 SERVING_THREADS = env_int("SERVING_THREADS", 0)
-# how often a serving process reads the endpoints (a new version, a regenerated key), and how often
-# it writes its heartbeat and counts
+# how often a serving process reads the endpoints (a new version, a key) and writes its heartbeat and counts
 SERVING_POLL_SECONDS = env_float("SERVING_POLL_SECONDS", 0.5, minimum=0.05)
 SERVING_FLUSH_SECONDS = env_float("SERVING_FLUSH_SECONDS", 1.0, minimum=0.05)
+# an entry script's init() and each of its run() (designer/serving/scripts.py): past these its process is ended
+SERVING_SCRIPT_INIT_SECONDS, SERVING_SCRIPT_SECONDS = (env_float("SERVING_SCRIPT_INIT_SECONDS", 300.0, minimum=0.1),
+                                                       env_float("SERVING_SCRIPT_SECONDS", 60.0, minimum=0.1))
 
 # ---------------------------------------------------------------- Django
 INSTALLED_APPS = [

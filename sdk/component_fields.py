@@ -8,12 +8,14 @@ import math
 import re
 from typing import Any
 
-from sdk.declarations import PORT_TYPES, AnyDirectory, Bool, Choice, Float, Int, Param, Port, Text
+from sdk.declarations import PORT_TYPES, AnyDirectory, Bool, Choice, Float, Int, ModelDirectory, Param, Port, Text
 from sdk.yamltext import short
 
 NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 NAME_RULE = "1 to 64 lowercase letters, digits or '_', not starting with a digit"
-PORT_ALIASES = {"folder": AnyDirectory.name}
+# Azure ML's spellings of a model output: a folder of ModelDirectory type whatever it holds
+# (sdk/formats/custom_model.py: registered as it is, served by an entry script)
+PORT_ALIASES = {"folder": AnyDirectory.name, "custom_model": ModelDirectory.name, "mlflow_model": ModelDirectory.name}
 PORT_FIELDS = ("type", "label", "optional", "help")
 PARAM_TYPES = {"int": Int, "float": Float, "bool": Bool, "choice": Choice, "string": Text}
 # Azure ML's names of the same types

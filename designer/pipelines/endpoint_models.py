@@ -18,6 +18,10 @@ class Endpoint(models.Model):
     primary_key = models.CharField(max_length=64)
     secondary_key = models.CharField(max_length=64)
     description = models.TextField(blank=True)
+    # the original's entry script (init() once, run(raw_data) per request), run by the serving
+    # processes in a process of its own; empty: the version's ONNX image classifier answers
+    entry_script = models.TextField(blank=True)
+    entry_script_name = models.CharField(max_length=100, blank=True, help_text="its file name, e.g. score.py")
     revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -1,5 +1,6 @@
-"""Real-time endpoints: deploy a registered version under a name, switch it to another version,
-regenerate its keys; and what its page shows (status, figures of the serving processes).
+"""Real-time endpoints: deploy a registered version under a name (with an entry script, or as the
+ONNX image classifier), switch it to another version or script, regenerate its keys; and what its
+page shows (status, figures of the serving processes).
 
 The serving processes (designer/serving) read Endpoint rows (polling `revision`) and write
 their heartbeat (ServingReplica), their counts (EndpointStats) and the requests they refused
@@ -18,8 +19,10 @@ from django.utils import timezone
 
 from designer.engine import latency
 from designer.engine import statuses as st
+from designer.pipelines import entry_scripts
 from designer.pipelines.models import Endpoint, EndpointError, EndpointStats, ModelVersion, ServingReplica
 from designer.pipelines.registry import RegistryError, get_version
+from sdk.formats import custom_model
 
 NAME_RULE = "3 to 32 lowercase letters, digits or '-', starting with a letter and not ending with '-'"
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}[a-z0-9]$")
@@ -47,33 +50,48 @@ def default_name(model_name: str) -> str:
     return name
 
 
-def create(owner, model_name: str, number, name: str | None = None) -> Endpoint:
-    version = _servable(get_version(owner, model_name, number))
+def create(owner, model_name: str, number, name: str | None = None, entry_script=None, script_name=None) -> Endpoint:
+    """`entry_script` (Python source; `script_name` its file name): the original's init() / run(raw_data)
+    contract answers the requests; None: the version's ONNX image classifier does."""
+    script, script_name = entry_scripts.check(owner, entry_script, script_name) if entry_script is not None else ("", "")
+    version = _servable(get_version(owner, model_name, number), script)
     name = name or default_name(model_name)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise RegistryError(f"endpoint name {name!r} is not usable: a name is {NAME_RULE}")
+        raise RegistryError(f"endpoint name {str(name)[:80]!r} is not usable: a name is {NAME_RULE}")
     try:
         with transaction.atomic():
             _lock(version)
             return Endpoint.objects.create(owner=owner, name=name, version=version, primary_key=new_key(),
-                                           secondary_key=new_key())
+                                           secondary_key=new_key(), entry_script=script, entry_script_name=script_name)
     except IntegrityError:
         raise RegistryError(f"the endpoint name {name!r} is taken: choose another", status=409)
 
 
-def _servable(version: ModelVersion) -> ModelVersion:
+def _servable(version: ModelVersion, script: str = "") -> ModelVersion:
+    if script:  # the script loads the folder as it is: a failed packaging leaves the model there
+        return version
     if version.status == st.FAILED:
         raise RegistryError(f"{version} cannot be served: {version.error}")
+    if version.format != custom_model.DESIGNER and not version.has_onnx:
+        raise RegistryError(f"version {version.version} of {version.model.name} is a model folder of its own "
+                            f"({version.format}), not an ONNX image classifier: deploy it with an entry script "
+                            "(entry_script: a Python script with init() and run(raw_data))")
     return version
 
 
-def switch(endpoint: Endpoint, number) -> Endpoint:
-    """Serve another version of the same model; the serving processes swap it in when it is
-    loaded, while requests already under way finish on the old one (no request fails)."""
-    version = _servable(get_version(endpoint.owner, endpoint.version.model.name, number))
+def switch(endpoint: Endpoint, number=None, entry_script=None, script_name=None) -> Endpoint:
+    """Serve another version of the same model, or another entry script; the serving processes
+    swap it in when it is loaded, while requests already under way finish on the old one (no
+    request fails). `entry_script` "" goes back to the ONNX image classifier."""
+    script, name = endpoint.entry_script, endpoint.entry_script_name
+    if entry_script is not None:
+        script, name = entry_scripts.check(endpoint.owner, entry_script, script_name) if entry_script != "" else ("", "")
+    number = endpoint.version.version if number is None else number
+    version = _servable(get_version(endpoint.owner, endpoint.version.model.name, number), script)
     with transaction.atomic():
         _lock(version)
-        Endpoint.objects.filter(pk=endpoint.pk).update(version=version, revision=F("revision") + 1, updated_at=timezone.now())
+        Endpoint.objects.filter(pk=endpoint.pk).update(version=version, entry_script=script, entry_script_name=name,
+                                                       revision=F("revision") + 1, updated_at=timezone.now())
     endpoint.refresh_from_db()
     return endpoint
 
@@ -106,16 +124,18 @@ def scoring_url(endpoint: Endpoint) -> str:
 
 
 def curl(endpoint: Endpoint) -> str:
-    return (f"curl -X POST '{scoring_url(endpoint)}' \\\n  -H 'Authorization: Bearer {endpoint.primary_key}' \\\n"
-            "  -F 'image=@image.png'")
+    body = ("  -H 'Content-Type: application/json' -d '{\"data\": [[0.1, 0.2]]}'" if endpoint.entry_script
+            else "  -F 'image=@image.png'")
+    return f"curl -X POST '{scoring_url(endpoint)}' \\\n  -H 'Authorization: Bearer {endpoint.primary_key}' \\\n" + body
 
 
 def status(endpoint: Endpoint) -> tuple[str, str]:
     """(status, a sentence saying why) from its version and the serving processes' heartbeats."""
     version = endpoint.version
-    if version.status == st.PREPARING:
+    # an entry script loads the folder as it is, packaged or not
+    if version.status == st.PREPARING and not endpoint.entry_script:
         return st.WAITING, f"waiting for version {version.version} to be packaged for serving (ONNX export on a worker)"
-    if version.status == st.FAILED:
+    if version.status == st.FAILED and not endpoint.entry_script:
         return st.FAILED, f"version {version.version} could not be packaged: {version.error}"
     replicas = list(ServingReplica.objects.filter(last_seen__gte=timezone.now() - REPLICA_SILENT_AFTER))
     if not replicas:
@@ -156,6 +176,7 @@ def endpoint_json(endpoint: Endpoint) -> dict:
         "name": endpoint.name, "model": model.name, "version": endpoint.version.version, "status": state,
         "status_message": message, "scoring_url": scoring_url(endpoint), "curl": curl(endpoint),
         "keys": {"primary": endpoint.primary_key, "secondary": endpoint.secondary_key},
+        "entry_script": endpoint.entry_script_name or None, "format": endpoint.version.format,
         "stats": figures(endpoint),
         "recent_errors": [{"at": e.at.isoformat(), "status": e.status, "message": e.message} for e in recent],
         "versions": list(model.versions.exclude(status=st.FAILED).order_by("version").values_list("version", flat=True)),

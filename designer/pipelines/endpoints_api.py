@@ -1,7 +1,10 @@
 """Endpoints API (managing them; scoring is the serving process's, designer/serving):
 
-    GET|POST         /api/endpoints              POST {model, version, name?} -> 201 endpoint
-    GET|PATCH|DELETE /api/endpoints/<name>       PATCH {version}: switch with no failed request
+    GET|POST         /api/endpoints              POST {model, version, name?, entry_script?, entry_script_name?}
+                                                 -> 201 endpoint (entry_script: the Python source of the
+                                                 original's scoring script, init() and run(raw_data))
+    GET|PATCH|DELETE /api/endpoints/<name>       PATCH {version?, entry_script?, entry_script_name?}: switch
+                                                 with no failed request ("" as entry_script: the ONNX path)
     POST             /api/endpoints/<name>/keys  {key: primary|secondary}: a new key
     POST             /api/endpoints/<name>/score here: 307 to the serving process's address
 """
@@ -33,7 +36,8 @@ def endpoint_list(request):
     if not body.get("model") or body.get("version") in (None, ""):
         raise BadRequest("send {\"model\": <registered model name>, \"version\": <number>, \"name\": <endpoint name, optional>}")
     try:
-        endpoint = endpoints.create(request.user, body["model"], body["version"], body.get("name") or None)
+        endpoint = endpoints.create(request.user, body["model"], body["version"], body.get("name") or None,
+                                    body.get("entry_script"), body.get("entry_script_name"))
     except registry.RegistryError as e:
         raise refused(e)
     return JsonResponse(endpoints.endpoint_json(endpoint), status=201)
@@ -47,10 +51,12 @@ def endpoint_detail(request, name: str):
         return HttpResponse(status=204)
     if request.method == "PATCH":
         body = json_body(request)
-        if body.get("version") in (None, ""):
-            raise BadRequest("send {\"version\": <number>} to switch the endpoint to another version of its model")
+        if body.get("version") in (None, "") and "entry_script" not in body:
+            raise BadRequest("send {\"version\": <number>} to switch the endpoint to another version of its model, "
+                             "or {\"entry_script\": <source>} to another entry script")
         try:
-            endpoint = endpoints.switch(endpoint, body["version"])
+            endpoint = endpoints.switch(endpoint, body.get("version") if body.get("version") != "" else None,
+                                        body.get("entry_script"), body.get("entry_script_name"))
         except registry.RegistryError as e:
             raise refused(e)
     return JsonResponse(endpoints.endpoint_json(endpoint))

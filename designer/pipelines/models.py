@@ -348,6 +348,7 @@ class ModelVersion(models.Model):
     prepare_sent_at = models.DateTimeField(null=True, blank=True)
     prepare_started_at = models.DateTimeField(null=True, blank=True)
     has_onnx = models.BooleanField(default=False)
+    format = models.CharField(max_length=16, default="designer", help_text="what its folder holds (sdk/formats/custom_model.py)")
     size = models.PositiveBigIntegerField(default=0, help_text="bytes of its folder")
     # lineage: the links are kept as long as what they name exists; `lineage` keeps the names,
     # ids, datasets, parameters and best-epoch metrics for good

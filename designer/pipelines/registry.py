@@ -1,5 +1,9 @@
 """The model registry: a run's trained model registered under a name as version 1, 2, 3...
 
+What registers: the Trained model of Train PyTorch Model, the ONNX model of Export to ONNX, and any
+output of a component declared as a model (sdk/formats/custom_model.py: a folder of weights saved
+by torch.save, an ONNX file, an MLflow model folder), copied as it is; its `format` says which.
+
 `register()` copies the model directory into a folder of its own (ARTIFACT_ROOT/models/<owner>/
 <model>/<version>: deleting the run keeps it) and records where it came from (lineage: run,
 pipeline, node, the datasets it was trained and validated on, its parameters and its best
@@ -25,8 +29,8 @@ from designer.engine import graph, jsontext, paths
 from designer.engine import statuses as st
 from designer.pipelines import lineage
 from designer.pipelines.models import ModelVersion, NodeRun, RegisteredModel, Run
+from sdk.formats import custom_model, onnx_model
 from sdk.formats import model as model_format
-from sdk.formats import onnx_model
 from sdk.formats.meta import read_meta
 
 REGISTERED_MODEL_KIND = "registered_model"
@@ -63,9 +67,12 @@ def check_tags(tags) -> dict:
 # --------------------------------------------------------------------------- registering
 
 
-def register(owner, run_id, node_id, name, description: str = "", tags=None) -> ModelVersion:
-    """Register the model that node `node_id` of run `run_id` output, as the next version of
-    `name`. RegistryError (naming the node and why) for anything but a completed model output."""
+def register(owner, run_id, node_id, name, description: str = "", tags=None, output=None) -> ModelVersion:
+    """Register the model that node `node_id` of run `run_id` output (its output port `output`,
+    needed only where a component has several model outputs), as the next version of `name`.
+    RegistryError (naming the node and why) for anything but a completed model output. A trained
+    ModelDirectory is packaged on a worker (send_prepare); a folder in a format of its own is
+    ready at once (an entry script serves it)."""
     name, tags = check_name(name), check_tags(tags)
     if not isinstance(description, str):
         raise RegistryError("description must be text")
@@ -74,7 +81,11 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None) -> 
     run = Run.objects.filter(pk=run_id, owner=owner).first()
     if run is None:
         raise RegistryError(f"you have no run {run_id!r}", status=404)
-    model_dir, onnx_dir, source = _sources(run, node_id)
+    if output is not None and not isinstance(output, str):
+        raise RegistryError(f"`output` is the name of the node's output port (text), got {type(output).__name__}")
+    model_dir, onnx_dir, source = _sources(run, node_id, output or None)
+    fmt = custom_model.DESIGNER if onnx_dir is not None else custom_model.format_of(model_dir)
+    info = model_format.read_info(model_dir) if fmt == custom_model.DESIGNER else {}
     with transaction.atomic():
         registered, _ = RegisteredModel.objects.get_or_create(owner=owner, name=name)
         registered = RegisteredModel.objects.select_for_update().get(pk=registered.pk)  # numbers one at a time
@@ -82,17 +93,20 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None) -> 
         folder = paths.model_version_dir(settings.ARTIFACT_ROOT, owner.id, registered.id, number)
         try:
             _copy(model_dir, onnx_dir, folder)
+            ready = {} if fmt == custom_model.DESIGNER else {"status": st.READY}  # nothing to package
             version = ModelVersion.objects.create(
                 model=registered, version=number, description=description[:5000], tags=tags,
-                folder=str(folder.relative_to(Path(settings.ARTIFACT_ROOT).resolve())), has_onnx=onnx_dir is not None,
+                folder=str(folder.relative_to(Path(settings.ARTIFACT_ROOT).resolve())), format=fmt,
+                has_onnx=onnx_dir is not None or custom_model.image_onnx(folder), **ready,
                 size=_size(folder), run=run, pipeline=run.pipeline, node_id=node_id,
-                lineage=lineage.of(run, source, model_format.read_info(folder)))
+                lineage=lineage.of(run, source, info))
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
         registered.last_version = number
         registered.save(update_fields=["last_version", "updated_at"])
-        transaction.on_commit(lambda: send_prepare(version.id))
+        if fmt == custom_model.DESIGNER:
+            transaction.on_commit(lambda: send_prepare(version.id))
     return version
 
 
@@ -103,15 +117,16 @@ def _is_id(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
-def _sources(run: Run, node_id) -> tuple[Path, Path | None, dict]:
-    """(trained model folder, ONNX folder or None, the snapshot node) of a completed model output."""
+def _sources(run: Run, node_id, port: str | None = None) -> tuple[Path, Path | None, dict]:
+    """(model folder, ONNX folder or None, the snapshot node) of a completed model output."""
     node = next((n for n in run.snapshot.get("nodes", []) if n.get("id") == node_id), None)
     if node is None:
         raise RegistryError(f"run {run.id} has no node {node_id!r}")
     label = lineage.label_of(node)
     if node["kind"] not in SOURCES:
-        raise RegistryError(f"{label} ({node_id}) outputs no model: register the output of Train PyTorch Model "
-                            "or Export to ONNX")
+        return _declared_model(run, node_id, label, port), None, node
+    if port not in (None, SOURCES[node["kind"]]):
+        raise RegistryError(f"{label} ({node_id}) has no output {port!r}: its model is {SOURCES[node['kind']]!r}")
     output = _completed_output(run, node_id, label, SOURCES[node["kind"]])
     if node["kind"] == TRAIN_KIND:
         return output, None, node
@@ -124,13 +139,47 @@ def _sources(run: Run, node_id) -> tuple[Path, Path | None, dict]:
     return model_dir, output, source
 
 
-def _completed_output(run: Run, node_id: str, label: str, port: str) -> Path:
+NO_MODEL = ("register the output of Train PyTorch Model or Export to ONNX, or a component's output declared "
+            "as a model (type: custom_model, mlflow_model, ModelDirectory or OnnxModel in its component file)")
+
+
+def _declared_model(run: Run, node_id: str, label: str, port: str | None) -> Path:
+    """The folder of a node's output declared as a model (a component's): `port`, or its only one."""
+    outputs = _completed(run, node_id, label).outputs or {}
+    models = [p for p, stored in outputs.items() if _type_of(stored) in custom_model.MODEL_TYPES]
+    if port is None and len(models) != 1:
+        if not models:
+            raise RegistryError(f"{label} ({node_id}) outputs no model: {NO_MODEL}")
+        raise RegistryError(f"{label} ({node_id}) has {len(models)} model outputs ({', '.join(models)}): "
+                            "say which one with `output`")
+    port = port or models[0]
+    if port not in outputs:
+        raise RegistryError(f"{label} ({node_id}) has no output {port!r}: its outputs are {', '.join(outputs) or 'none'}")
+    if port not in models:
+        raise RegistryError(f"the output {port!r} of {label} ({node_id}) is a {_type_of(outputs[port]) or 'folder'}, "
+                            f"not a model: {NO_MODEL}")
+    return _completed_output(run, node_id, label, port, _type_of(outputs[port]))
+
+
+def _type_of(stored) -> str:
+    try:
+        folder = paths.inside(settings.ARTIFACT_ROOT, stored) if isinstance(stored, str) and stored else None
+    except paths.OutsideFolder:
+        return ""
+    return str((read_meta(folder) or {}).get("type", "")) if folder is not None and folder.is_dir() else ""
+
+
+def _completed(run: Run, node_id: str, label: str) -> NodeRun:
     nr = NodeRun.objects.filter(run=run, node_id=node_id).first()
     status = nr.status if nr else st.PENDING
-    if status not in st.SUCCEEDED:
+    if nr is None or status not in st.SUCCEEDED:
         raise RegistryError(f"{label} ({node_id}) has not completed in run {run.id} (it is {status}): "
                             "only a completed model can be registered")
-    stored = (nr.outputs or {}).get(port)
+    return nr
+
+
+def _completed_output(run: Run, node_id: str, label: str, port: str, expected: str | None = None) -> Path:
+    stored = (_completed(run, node_id, label).outputs or {}).get(port)
     try:
         folder = paths.inside(settings.ARTIFACT_ROOT, stored) if stored else None
     except paths.OutsideFolder:
@@ -138,7 +187,7 @@ def _completed_output(run: Run, node_id: str, label: str, port: str) -> Path:
     if folder is None or not folder.is_dir():
         raise RegistryError(f"the output of {label} ({node_id}) in run {run.id} is gone from the artifact store: "
                             "run the pipeline again to register it")
-    expected = onnx_model.TYPE if port == SOURCES[EXPORT_KIND] else model_format.TYPE
+    expected = expected or (onnx_model.TYPE if port == SOURCES[EXPORT_KIND] else model_format.TYPE)
     if (read_meta(folder) or {}).get("type") != expected:
         raise RegistryError(f"the output of {label} ({node_id}) is not a {expected}")
     return folder

@@ -1,7 +1,8 @@
 """Model registry API: register a run's model, list names and versions, edit, delete and download
 a version. A user only ever sees their own models: anything else is 404.
 
-    POST   /api/models                      {run, node, name, description?, tags?} -> 201 version
+    POST   /api/models                      {run, node, name, output?, description?, tags?} -> 201 version
+                                            (output: the port, where a component has several model outputs)
     GET    /api/models                      the user's model names
     GET    /api/models/<name>               its versions
     GET|PATCH|DELETE /api/models/<name>/versions/<n>
@@ -24,6 +25,7 @@ def version_json(v: ModelVersion) -> dict:
     return {
         "name": name, "version": v.version, "status": v.status, "error": v.error, "description": v.description,
         "tags": v.tags, "created_at": v.created_at.isoformat(), "has_onnx": v.has_onnx, "size": v.size,
+        "format": v.format,
         "lineage": v.lineage, "run_url": f"/pipelines/{v.pipeline_id}/?run={v.run_id}" if v.pipeline_id and v.run_id else None,
         "pipeline_url": f"/pipelines/{v.pipeline_id}/" if v.pipeline_id else None,
         "download_url": f"{base}/download", "url": base, "page_url": f"/models/{name}/",
@@ -73,7 +75,7 @@ def model_list(request):
         raise BadRequest(f"missing {', '.join(missing)}: send {{\"run\": <run id>, \"node\": <node id>, \"name\": <model name>}}")
     try:
         version = registry.register(request.user, body["run"], body["node"], body["name"], body.get("description") or "",
-                                    body.get("tags"))
+                                    body.get("tags"), body.get("output"))
     except registry.RegistryError as e:
         raise refused(e)
     return JsonResponse(version_json(version), status=201)

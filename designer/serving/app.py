@@ -7,7 +7,9 @@ A scoring request: the endpoint (404), its key (401), a loaded model (503), the 
 headers (413 past SERVING_MAX_IMAGE_PIXELS or SERVING_MAX_REQUEST_PIXELS, before any is decoded),
 decoded and preprocessed on a decoding thread (400 / 413 naming the image) and scored by the
 endpoint's Deployment (micro-batched). A request of more than LARGE_PIXELS is decoded on a thread
-of its own (one at a time): other clients' small requests never queue behind it. Every answer is JSON and names this replica (X-Served-By).
+of its own (one at a time): other clients' small requests never queue behind it. An endpoint with
+an entry script (scripts.py) gets the body as text (400 unless UTF-8), in its script's process,
+and answers what run() returned. Every answer is JSON and names this replica (X-Served-By).
 """
 import os
 
@@ -28,11 +30,11 @@ from django.conf import settings  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.exceptions import HTTPException  # noqa: E402
 from starlette.requests import Request  # noqa: E402
-from starlette.responses import JSONResponse  # noqa: E402
+from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
-from designer.engine import jsontext  # noqa: E402
-from designer.serving import deployments, inputs  # noqa: E402
+from designer.engine import jsontext, paths  # noqa: E402
+from designer.serving import deployments, inputs, scripts  # noqa: E402
 from designer.serving.config import Endpoints, Poller, Row, Served  # noqa: E402
 from designer.serving.inputs import RequestError  # noqa: E402
 from designer.serving.stats import Flusher, Stats  # noqa: E402
@@ -52,6 +54,8 @@ class Server:
             max_wait=settings.SERVING_MAX_WAIT_MS / 1000,
             threads=deployments.default_threads(settings.SERVING_THREADS, settings.SERVING_REPLICAS),
             max_image_pixels=settings.SERVING_MAX_IMAGE_PIXELS)
+        self.script_limits = scripts.ScriptLimits(init_seconds=settings.SERVING_SCRIPT_INIT_SECONDS,
+                                                  run_seconds=settings.SERVING_SCRIPT_SECONDS)
         cores = os.cpu_count() or 1
         self.runner = ThreadPoolExecutor(2, "serving-model")  # one call per Deployment at a time
         self.decoder = ThreadPoolExecutor(max(2, cores), "serving-decode")
@@ -61,7 +65,11 @@ class Server:
         self.poller = Poller(self.endpoints, settings.SERVING_POLL_SECONDS)
         self.flusher = Flusher(REPLICA, self.stats, self.endpoints.report, settings.SERVING_FLUSH_SECONDS)
 
-    def load(self, row: Row) -> deployments.Deployment:
+    def load(self, row: Row) -> deployments.Deployment | scripts.ScriptDeployment:
+        if row.script:
+            folder = paths.inside(settings.ARTIFACT_ROOT, row.folder)
+            return scripts.ScriptDeployment(row.name, row.version_id, row.serves, folder, row.script, row.script_name,
+                                            self.script_limits, label=(row.model, row.version))
         return deployments.load(row.version_id, settings.ARTIFACT_ROOT, row.folder, self.limits, self.runner,
                                 label=(row.model, row.version))
 
@@ -74,6 +82,9 @@ class Server:
     def stop(self):
         self.poller.stopping.set()
         self.flusher.stop()
+        for served in list(self.endpoints.served.values()):
+            if isinstance(served.deployment, scripts.ScriptDeployment):
+                served.deployment.close()
         self.decoder.shutdown(wait=False, cancel_futures=True)
         self.large.shutdown(wait=False, cancel_futures=True)
 
@@ -104,9 +115,9 @@ async def score(request: Request) -> JSONResponse:
         return answer(404, {"error": f"no endpoint named {name!r}"})
     try:
         document = await _score(request, served)
-        response = answer(200, document)
-    except RequestError as e:
-        response = answer(e.status, {"error": str(e), **e.details}, **_extra_headers(e.status))
+        response = document if isinstance(document, Response) else answer(200, document)
+    except (RequestError, scripts.ScriptError) as e:
+        response = answer(e.status, {"error": str(e), **getattr(e, "details", {})}, **_extra_headers(e.status))
         server.stats.record(served.row.id, e.status, 0, str(e))
         return response
     except Exception as e:  # the model failed: said, counted, and logged with its traceback
@@ -126,13 +137,15 @@ def _extra_headers(status: int) -> dict:
     return {}
 
 
-async def _score(request: Request, served: Served) -> dict:
+async def _score(request: Request, served: Served) -> dict | Response:
     row = served.row
     check_key(request.headers.get("authorization", ""), row)
     deployment = served.deployment
     if deployment is None:
         raise RequestError(503, f"endpoint {row.name!r} is not ready: {served.problem or 'its model is loading'}")
     body = await read_body(request, settings.SERVING_MAX_REQUEST_BYTES)
+    if isinstance(deployment, scripts.ScriptDeployment):
+        return await _run_script(deployment, body)
     content_type = request.headers.get("content-type", "")
     loop = asyncio.get_running_loop()
     deployment.decoding += 1
@@ -150,6 +163,20 @@ async def _score(request: Request, served: Served) -> dict:
         predictions.append({"label": classes[best], "probabilities": dict(zip(classes, p))})
     model, version = deployment.label
     return {"endpoint": row.name, "model": model, "version": version, "classes": classes, "predictions": predictions}
+
+
+async def _run_script(deployment: scripts.ScriptDeployment, body: bytes) -> Response:
+    """The body, as text, to the script's run(raw_data) (the original passes it as it came: {"data": ...});
+    its return value is the answer."""
+    if not body.strip():
+        raise RequestError(400, f"endpoint {deployment.endpoint!r}: the request has no body: its entry script's run() "
+                                f"receives the body, e.g. JSON {{\"data\": ...}}")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RequestError(400, f"endpoint {deployment.endpoint!r}: the request's body is given to its entry script as "
+                                f"text: it must be UTF-8 (byte {e.start} is not), e.g. JSON {{\"data\": ...}}") from None
+    return Response(await deployment.answer(text), media_type="application/json", headers=HEADERS)
 
 
 def _prepare(deployment, content_type: str, body: bytes, images: list | None):

@@ -4,10 +4,14 @@ and the Deployment loaded for each.
 A row whose version changed gets its new Deployment loaded on a loader thread while the old one
 goes on answering; the new one replaces it in one assignment once it is ready. A request holds
 the Deployment it started on, so the requests queued on the old one finish there: a switch fails
-no request. Keys and anything else of the row apply at the next poll.
+no request. Keys and anything else of the row apply at the next poll. What a Deployment serves is
+its version and its entry script (`Row.serves`): a new script is loaded as a new version is. A
+Deployment replaced or no longer served is closed (an entry script's process ends) once the
+requests it holds are answered.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -40,6 +44,14 @@ class Row:
     status: str
     has_onnx: bool
     error: str
+    script: str = ""  # the entry script's source ("": the ONNX image classifier)
+    script_name: str = ""
+
+    @property
+    def serves(self) -> tuple:
+        """What a Deployment of this row serves: its version and its entry script."""
+        digest = hashlib.sha256(f"{self.script_name}\0{self.script}".encode()).hexdigest() if self.script else ""
+        return self.version_id, digest
 
 
 @dataclass(frozen=True)
@@ -59,15 +71,18 @@ def read_rows() -> dict[str, Row]:
     """Every endpoint, in one query."""
     query = Endpoint.objects.select_related("version__model").only(
         "id", "name", "primary_key", "secondary_key", "revision", "version__id", "version__version", "version__folder",
-        "version__status", "version__has_onnx", "version__error", "version__model__name")
+        "version__status", "version__has_onnx", "version__error", "version__model__name", "entry_script", "entry_script_name")
     return {e.name: Row(id=e.id, name=e.name, model=e.version.model.name, keys=tuple(k for k in (e.primary_key, e.secondary_key) if k),
                         revision=e.revision, version_id=e.version.id, version=e.version.version, folder=e.version.folder,
-                        status=e.version.status, has_onnx=e.version.has_onnx, error=e.version.error)
+                        status=e.version.status, has_onnx=e.version.has_onnx, error=e.version.error,
+                        script=e.entry_script, script_name=e.entry_script_name)
             for e in query}
 
 
 def not_loadable(row: Row) -> str:
-    """Why the row's version cannot be loaded ("" when it can)."""
+    """Why the row's version cannot be loaded ("" when it can); an entry script loads any folder."""
+    if row.script:
+        return ""
     if row.status == statuses.PREPARING:
         return f"version {row.version} of {row.model} is still being prepared (packaged for serving)"
     if row.status == statuses.FAILED:
@@ -96,7 +111,7 @@ class Endpoints:
         with self._lock:
             self._rows = rows
             for name in set(self.served) - set(rows):
-                del self.served[name]
+                _close(self.served.pop(name).deployment)
                 self._failures.pop(name, None)
             for row in rows.values():
                 self._apply(row)
@@ -104,22 +119,22 @@ class Endpoints:
     def _apply(self, row: Row) -> None:
         current = self.served.get(row.name) or Served(row)
         deployment = current.deployment
-        if deployment is not None and deployment.version_id == row.version_id:
+        if deployment is not None and deployment.serves == row.serves:
             self.served[row.name] = Served(row, deployment, row.revision)
             return
         why = not_loadable(row)
         if why:
             self.served[row.name] = replace(current, row=row, problem=why, failed=row.status == statuses.FAILED)
-        elif self._loading.get(row.name) == row.version_id or self._failed_lately(row):
+        elif self._loading.get(row.name) == row.serves or self._failed_lately(row):
             self.served[row.name] = replace(current, row=row)
         else:
-            self._loading[row.name] = row.version_id
+            self._loading[row.name] = row.serves
             self.served[row.name] = replace(current, row=row, problem=f"loading version {row.version} of {row.model}", failed=False)
             self._loader.submit(self._load_version, row)
 
     def _failed_lately(self, row: Row) -> bool:
         failed = self._failures.get(row.name)
-        return failed is not None and failed[:2] == (row.version_id, row.revision) and \
+        return failed is not None and failed[:2] == (row.serves, row.revision) and \
             time.monotonic() - failed[2] < RETRY_LOAD_SECONDS
 
     def ready(self) -> bool:
@@ -135,15 +150,18 @@ class Endpoints:
             deployment, error = None, f"version {row.version} of {row.model} could not be loaded: {type(e).__name__}: {e}"
             log.warning("endpoint %s: %s", row.name, error)
         with self._lock:
-            if self._loading.get(row.name) == row.version_id:
+            if self._loading.get(row.name) == row.serves:
                 del self._loading[row.name]
             latest, current = self._rows.get(row.name), self.served.get(row.name)
-            if latest is None or current is None or latest.version_id != row.version_id:
+            if latest is None or current is None or latest.serves != row.serves:
+                _close(deployment)
                 return  # deleted or switched again meanwhile: the next poll decides
             if deployment is not None:
+                if current.deployment is not deployment:
+                    _close(current.deployment)
                 self.served[row.name] = Served(latest, deployment, latest.revision)
             else:
-                self._failures[row.name] = (row.version_id, latest.revision, time.monotonic())
+                self._failures[row.name] = (row.serves, latest.revision, time.monotonic())
                 self.served[row.name] = replace(current, row=latest, problem=error, failed=True)
 
     def report(self) -> dict:
@@ -151,6 +169,12 @@ class Endpoints:
         return {name: {"version": s.deployment.version_id if s.deployment else None, "revision": s.applied,
                        "error": s.problem if s.failed else ""}
                 for name, s in sorted(self.served.items())}
+
+
+def _close(deployment) -> None:
+    """An entry script's process ends (after the requests it holds); an ONNX session is freed with it."""
+    if deployment is not None and hasattr(deployment, "close"):
+        deployment.close()
 
 
 class Poller(threading.Thread):

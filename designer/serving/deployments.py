@@ -50,6 +50,7 @@ class Deployment:
 
     def __init__(self, version_id: int, folder, limits: Limits, runner: Executor, label: tuple[str, int] = ("", 0)):
         self.version_id, self.label = version_id, label
+        self.serves = (version_id, "")  # config.Row.serves: a version, no entry script
         self.limits = limits
         self.runner = runner
         self.preprocessing = json.loads((folder / onnx_model.PREPROCESSING_FILE).read_text())

@@ -10,6 +10,7 @@ files of that type:
     scored_dataset.py      ScoredDataset             scored.parquet + scored.csv
     evaluation.py          EvaluationResults         evaluation.json + per-class and confusion tables
     onnx_model.py          OnnxModel                 model.onnx + preprocessing.json
+    custom_model.py        ModelDirectory, OnnxModel a script's own model folder (torch.save, ONNX, MLflow): its format
     metrics.py             the metrics file a training process appends to
 
 A reader takes the `InputArtifact` a module receives (with the module's label and the port's

@@ -1,4 +1,5 @@
-"""Register the model that a node of a run output (Train PyTorch Model, or Export to ONNX) as the
+"""Register the model that a node of a run output (Train PyTorch Model, Export to ONNX, or a
+component's output declared as a model) as the
 next version of a name; print the version. The run must belong to --owner (a stranger's run is
 "no run", as in the API)."""
 from django.core.management.base import BaseCommand, CommandError
@@ -12,7 +13,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("run", type=int, help="the run's id")
-        parser.add_argument("node", help="the id of its Train PyTorch Model (or Export to ONNX) node")
+        parser.add_argument("node", help="the id of its Train PyTorch Model, Export to ONNX or component node")
+        parser.add_argument("--output", default=None, help="the output port, where a component has several model outputs")
         parser.add_argument("--name", required=True, help=f"the model's name ({registry.NAME_RULE})")
         parser.add_argument("--description", default="")
         parser.add_argument("--tag", action="append", default=[], metavar="NAME=VALUE", help="a tag (repeat for more)")
@@ -28,9 +30,12 @@ class Command(BaseCommand):
                 raise CommandError(f"--tag {item!r}: write NAME=VALUE")
             tags[name] = value
         try:
-            version = registry.register(user, opts["run"], opts["node"], opts["name"], opts["description"], tags)
+            version = registry.register(user, opts["run"], opts["node"], opts["name"], opts["description"], tags,
+                                        opts["output"])
         except registry.RegistryError as e:
             raise CommandError(str(e))
         self.stdout.write(f"{version.model.name}:{version.version}")
         self.stderr.write(f"registered {version.model.name} version {version.version} from run {opts['run']}, node "
-                          f"{opts['node']!r}; a worker packages it for download and endpoints (status: {version.status})")
+                          f"{opts['node']!r} ({version.format}); "
+                          + ("a worker packages it for download and endpoints" if version.status == "preparing"
+                             else "ready: deploy it with an entry script") + f" (status: {version.status})")
