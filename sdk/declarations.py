@@ -53,6 +53,11 @@ class PortType:
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def words(self) -> str:
+        """The type as a sentence names it: "images with a labels index"."""
+        return self.description[:1].lower() + self.description[1:]
+
 
 UntrainedModelDirectory = PortType("UntrainedModelDirectory", "An untrained PyTorch model and its settings")
 ModelDirectory = PortType("ModelDirectory", "A trained model with its classes and transforms")
@@ -86,6 +91,11 @@ PORT_TYPES = {
 ALSO_ACCEPTS = {UntrainedModelDirectory.name: (ModelDirectory.name,)}
 
 
+def accepted_types(input: PortType) -> list[PortType]:
+    """The types an input of this type takes (AnyDirectory takes every one: said as itself)."""
+    return [input, *(PORT_TYPES[name] for name in ALSO_ACCEPTS.get(input.name, ()))]
+
+
 def compatible(output: PortType, input: PortType) -> bool:
     return output == input or input == AnyDirectory or output.name in ALSO_ACCEPTS.get(input.name, ())
 
@@ -103,11 +113,15 @@ class Port:
             object.__setattr__(self, "name", slug(self.label))
 
     def describe(self) -> dict:
-        d = {"name": self.name, "label": self.label, "type": self.type.name, "optional": self.optional}
+        # what: the type in words, for messages ("images with a labels index", not "ImageDirectory")
+        d: dict = {"name": self.name, "label": self.label, "type": self.type.name, "optional": self.optional,
+                   "what": self.type.words}
         if self.help:
             d["help"] = self.help
         if self.type.name in ALSO_ACCEPTS:
-            d["accepts"] = [self.type.name, *ALSO_ACCEPTS[self.type.name]]
+            accepted = accepted_types(self.type)
+            d["accepts"] = [t.name for t in accepted]
+            d["accepts_what"] = [t.words for t in accepted]
         return d
 
 

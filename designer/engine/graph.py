@@ -16,7 +16,7 @@ import jsonschema
 from designer.engine import jsontext, parameters, paths, targets
 from designer.engine.problems import PipelineInvalid, Problem, labelled, node_names
 from designer.engine.schema_migrations import SchemaVersionError, migrate
-from sdk.declarations import compatible, not_finite
+from sdk.declarations import accepted_types, compatible, not_finite
 
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64
@@ -228,8 +228,10 @@ def _link_problems(doc: dict, nodes: dict, catalogue) -> list[Problem]:
         src = _endpoint(link["from"], nodes, catalogue, "outputs", lid, problems)
         dst = _endpoint(link["to"], nodes, catalogue, "inputs", lid, problems)
         if src and dst and not compatible(src.type, dst.type):
+            takes = " or ".join(t.words for t in accepted_types(dst.type))
             problems.append(Problem(
-                f"incompatible port types: {src.type} cannot feed {dst.type}", "incompatible",
+                f"its input {dst.label!r} takes only {takes}, and the output {src.label!r} linked to it gives {src.type.words}",
+                "incompatible",
                 node=link["to"]["node"], port=link["to"]["port"], link=lid))
         key = (link["to"]["node"], link["to"]["port"])
         if key in fed:
@@ -239,7 +241,7 @@ def _link_problems(doc: dict, nodes: dict, catalogue) -> list[Problem]:
         module = catalogue.for_node(node)
         for port in module.inputs if module else []:
             if not port.optional and (nid, port.name) not in fed:
-                problems.append(Problem(f"required input {port.label!r} ({port.type}) is not connected", "missing_input", node=nid, port=port.name))
+                problems.append(Problem(f"required input {port.label!r} ({port.type.words}) is not connected", "missing_input", node=nid, port=port.name))
     return problems
 
 

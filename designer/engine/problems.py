@@ -24,15 +24,18 @@ class Problem:
     # how the text names `node` to a person: its module's label, "ResNet (n5)" where two nodes
     # share it (labelled); the id when unknown
     node_label: str | None = None
+    # how the text names `port`: its label ("Image transformation"), once labelled() found it
+    port_label: str | None = None
 
     def __str__(self) -> str:
         where, message = [], self.message
         if self.node is not None:
             where.append(self.node_label or f"node {self.node!r}")
-        if self.link is not None:
+        if self.link is not None and self.port_label is None:  # a link's id says nothing its ports do not
             where.append(f"link {self.link!r}")
-        if self.port is not None:
-            where.append(f"port {self.port!r}")
+        port = self.port_label or self.port
+        if port is not None and f"{port!r}" not in message:  # "required input 'Dataset' ..." names it already
+            where.append(f"port {port!r}")
         if self.param is not None:
             where.append(f"parameter {self.param!r}")
         if self.node_label:  # "Toy source, parameter 'sleep': Sleep: ...", not "...: Toy source: Sleep: ..."
@@ -78,5 +81,17 @@ def labelled(problems: list[Problem], doc: dict, catalogue) -> list[Problem]:
     """The problems with the node each one is about named by label (node_names) in its text; the
     `node` field keeps the id (the page marks that node)."""
     names = node_names(doc, catalogue) if any(p.node is not None for p in problems) else {}
-    return [dataclasses.replace(p, node_label=names[p.node]) if p.node in names and p.code not in ID_PROBLEMS else p
-            for p in problems]
+    named = [dataclasses.replace(p, node_label=names[p.node]) if p.node in names and p.code not in ID_PROBLEMS else p
+             for p in problems]
+    return [_port_labelled(p, doc, catalogue) if p.port is not None and p.node in names else p for p in named]
+
+
+def _port_labelled(problem: Problem, doc: dict, catalogue) -> Problem:
+    """The problem with its port named by label, where its node's module declares that port."""
+    node = next((n for n in doc.get("nodes", []) if isinstance(n, dict) and n.get("id") == problem.node), None)
+    try:
+        module = catalogue.for_node(node) if node is not None else None
+    except TypeError:
+        module = None
+    port = module and (module.input(problem.port) or module.output(problem.port))
+    return dataclasses.replace(problem, port_label=port.label) if port else problem

@@ -248,10 +248,15 @@ def node_visualize(request, pk, node_id):
     """The Visualize pane of one node of a run: a preview of each of its outputs."""
     nr = drafts.node_run(request.user, pk, node_id)
     wrong_only = request.GET.get("wrong") == "1"
-    outputs = [{"port": port, **_preview(nr, port, wrong_only)} for port in sorted(nr.outputs)]
     module = get_catalogue(request.user).get(nr.kind)  # named as on the canvas (its id as a tooltip)
+    # each output by its port's label and its type in words, as the canvas names them
+    ports = {p.name: p for p in module.outputs} if module else {}
+    outputs = [{"port": port, "label": ports[port].label if port in ports else port,
+                "what": ports[port].type.words if port in ports else "", **_preview(nr, port, wrong_only)}
+               for port in sorted(nr.outputs)]
     return render(request, "pipelines/_visualize.html", {"nr": nr, "run_id": pk, "outputs": outputs, "wrong_only": wrong_only,
-                                                         "label": module.label if module else nr.kind})
+                                                         "label": module.label if module else nr.kind,
+                                                         "status": nr.status.replace("_", " ")})
 
 
 def _preview(nr: NodeRun, port: str, wrong_only: bool) -> dict:

@@ -12,7 +12,8 @@ const pipelineName = () => ($('#pipeline-name') ? $('#pipeline-name').textConten
 const field = (id, label, input, help) => h('div', { class: 'field' }, h('label', { for: id }, label), input,
   help ? h('p', { class: 'help', id: `${id}-help` }, help) : null);
 
-function openDialog(runId, nodeId) {
+/** label: the node as the canvas names it ("Train PyTorch Model"). */
+function openDialog(runId, nodeId, label) {
   const name = h('input', { type: 'text', id: 'register-name', value: safeName(pipelineName()), required: true,
     maxlength: 100, autocomplete: 'off', 'aria-describedby': 'register-name-help' });
   const description = h('textarea', { id: 'register-description', rows: 2 });
@@ -22,7 +23,7 @@ function openDialog(runId, nodeId) {
   go.type = 'submit';
   const cancel = button({ id: 'register-cancel' }, 'Cancel');
   const form = h('form', { method: 'dialog', class: 'dialog-body', novalidate: true },
-    muted(`The model of ${nodeId} in run #${runId} is copied into the registry as the next version of this name.`), problem,
+    muted(`The model of ${label} in run #${runId} is copied into the registry as the next version of this name.`), problem,
     field('register-name', 'Name', name, 'Letters, digits, "_", "-" or "."; the same name again makes version 2, 3…'),
     field('register-description', 'Description (optional)', description),
     field('register-tags', 'Tags (optional)', tags, 'key=value, separated by commas or new lines'),
@@ -77,6 +78,6 @@ export function registerButton(runId, node, status) {
   const kind = node && node.getData ? node.getData().kind : null;
   if (!REGISTRABLE.includes(kind) || !REGISTRABLE_STATUSES.includes(status)) return null;
   return h('div', { class: 'register-row' },
-    button({ class: 'primary', id: 'register-model', onclick: () => openDialog(runId, node.id),
+    button({ class: 'primary', id: 'register-model', onclick: () => openDialog(runId, node.id, node.attr('label/text') || node.id),
       title: 'Copy this trained model into the model registry, to download, reuse or deploy it' }, 'Register model'));
 }

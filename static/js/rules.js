@@ -33,11 +33,16 @@ export function moduleOf(modules, node) {
   return pinned || modules.get(node.kind);
 }
 
-/** How a message names a node: "Module label (n3)". */
-export function nodeName(modules, node) {
+/** How a message names a node: "Module label" ("Module label (n3)" with `withId`, to tell apart two of one module). */
+export function nodeName(modules, node, withId = false) {
   const m = moduleOf(modules, node);
-  return `${m ? m.label : node.kind} (${node.id})`;
+  return m ? `${m.label}${withId ? ` (${node.id})` : ''}` : `${node.kind} (${node.id})`;
 }
+
+/** A port's type as a sentence names it ("images with a labels index"); its type's name if the catalogue gives no words. */
+const typeWords = (port) => port.what || port.type;
+/** "an untrained PyTorch model and its settings or a trained model with its classes and transforms": what an input takes. */
+const takes = (port) => (port.accepts_what || [typeWords(port)]).join(' or ');
 
 /** Whether the links lead from node id `from` to node id `to`. */
 export function reaches(links, from, to) {
@@ -67,12 +72,14 @@ export function refusal(modules, nodes, links, link) {
   const src = nodes.get(link.from.node);
   const dst = nodes.get(link.to.node);
   if (!src || !dst) return '';
-  const name = (n) => nodeName(modules, n);
+  // two nodes of one module are told apart by their ids
+  const twins = src.id !== dst.id && nodeName(modules, src) === nodeName(modules, dst);
+  const name = (n) => nodeName(modules, n, twins);
   const out = declaredPort(moduleOf(modules, src), OUT, link.from.port);
   const inp = declaredPort(moduleOf(modules, dst), IN, link.to.port);
   if (out && inp && !accepts(out.type, inp.type, inp.accepts)) {
-    return `Cannot connect ${name(src)} output "${out.label}" (${out.type}) to ${name(dst)} input "${inp.label}" (${inp.type}): `
-      + `the types differ; ${inp.label} accepts only ${acceptedText(inp)}.`;
+    return `Cannot connect ${name(src)}'s output "${out.label}" to ${name(dst)}'s input "${inp.label}": `
+      + `the output gives ${typeWords(out)}, and ${inp.label} takes only ${takes(inp)}.`;
   }
   if (links.some((l) => l.id !== link.id && l.to.node === dst.id && l.to.port === link.to.port)) {
     return `Input "${inp ? inp.label : `${IN}:${link.to.port}`}" of ${name(dst)} is already connected: delete that link first.`;

@@ -22,7 +22,9 @@ def test_a_pipeline_is_built_by_drag_and_drop_and_bad_links_are_refused(page, us
     sink = drop_module(page, "Toy sink", 300, 380)
     connect(page, add, "out", sink, "scores")
     msg = page.locator("#banner").inner_text()
-    assert "ImageDirectory" in msg and "ScoredDataset" in msg, msg
+    # said in the modules' and ports' labels and the types in words: no node id, no type name
+    assert msg.startswith('Cannot connect Toy add\'s output "Out" to Toy sink\'s input "Scores": the output gives images '
+                          "with a labels index, and Scores takes only a table of predictions."), msg
     page.shot("incompatible")
     add2 = drop_module(page, "Toy add", 600, 380)
     page.wait_for_selector("#banner", state="hidden")  # the next change is about something else: the refusal goes
@@ -33,7 +35,7 @@ def test_a_pipeline_is_built_by_drag_and_drop_and_bad_links_are_refused(page, us
     assert links(stored.draft) == sorted([(src, "out", add, "input"), (add, "out", add2, "input")])
     # the sink's required input is not connected: the server says so, on the node and on the port
     assert page.locator(f'#canvas g[data-cell-id="{sink}"] [data-problems]').count() == 1
-    assert "required input" in page.locator("#problems").inner_text()
+    assert "Toy sink: required input 'Scores' (a table of predictions) is not connected" in page.locator("#problems").inner_text()
     mark = port(page, sink, "in:scores")
     assert "required input" in mark.get_attribute("data-problem") and mark.get_attribute("stroke") == "#cf222e"
     assert port(page, add2, "in:extra").get_attribute("data-problem") is None  # optional: no mark

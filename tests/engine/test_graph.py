@@ -50,7 +50,9 @@ def test_it_reports_every_problem_at_once_naming_where():
     assert range_problem.param == "value" and "<= 1000" in str(range_problem)
     type_problem = next(p for p in problems if p.code == "bad_value" and p.node == "b")
     assert "whole number" in type_problem.message
-    assert "ImageDirectory cannot feed ScoredDataset" in by_code["incompatible"].message
+    # said in the ports' labels and the types' words, not in ids or type names
+    assert by_code["incompatible"].message == ("its input 'Scores' takes only a table of predictions, and the output 'Out' "
+                                               "linked to it gives images with a labels index")
     assert by_code["fed_twice"].node == "b" and by_code["fed_twice"].port == "input"
     assert {p.node for p in problems if p.code == "missing_input"} == {"e"}
     assert by_code["missing_port"].port == "nope" and "input" in by_code["missing_port"].message
@@ -117,7 +119,10 @@ def test_a_trained_model_feeds_train_pytorch_models_untrained_model_to_fine_tune
     images = {**tuned, "links": [*doc["links"], link("apply_val", "again", "transformed_image_directory", "untrained_model"), *fed]}
     problems = graph.validate(images, catalogue)
     assert [(p.code, p.node, p.port) for p in problems] == [("incompatible", "again", "untrained_model")]
-    assert "ImageDirectory cannot feed UntrainedModelDirectory" in problems[0].message
+    assert str(problems[0]) == (
+        "Train PyTorch Model (again): its input 'Untrained model' takes only an untrained PyTorch model and its settings or a "
+        "trained model with its classes and transforms, and the output 'Transformed image directory' linked to it gives "
+        "images with a labels index")
     # nothing else widened: a trained model feeds no dataset input
     as_data = {**tuned, "links": [*tuned["links"][:-1], link("train", "again", "trained_model", "validation_dataset")]}
     assert [p.code for p in graph.validate(as_data, catalogue)] == ["incompatible"]

@@ -25,7 +25,7 @@ def test_a_problem_names_its_node_by_label_and_keeps_the_id():
 
 def test_two_nodes_of_one_module_are_told_apart_by_their_ids():
     doc = pipeline([node("a", "toy_source", value=1), node("b", "toy_add"), node("c", "toy_add")], [link("a", "b")])
-    assert texts(graph.validate(doc, CAT)) == ["Toy add (c), port 'input': required input 'Input' (ImageDirectory) is not connected"]
+    assert texts(graph.validate(doc, CAT)) == ["Toy add (c): required input 'Input' (images with a labels index) is not connected"]
 
 
 def test_a_cycle_is_told_in_labels():

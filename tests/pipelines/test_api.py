@@ -62,7 +62,8 @@ def test_the_catalogue_is_generated_from_the_module_declarations(owner_client):
     modules = {m["kind"]: m for m in owner_client.get("/api/modules").json()["modules"]}
     add = modules["toy_add"]
     assert add["label"] == "Toy add" and add["category"] == "Tests" and add["version"] == 1
-    assert add["inputs"][0] == {"name": "input", "label": "Input", "type": "ImageDirectory", "optional": False}
+    assert add["inputs"][0] == {"name": "input", "label": "Input", "type": "ImageDirectory", "optional": False,
+                                "what": "images with a labels index"}
     amount = next(p for p in add["params"] if p["name"] == "amount")
     assert (amount["type"], amount["default"], amount["min"], amount["max"]) == ("int", 1, -100, 100)
 

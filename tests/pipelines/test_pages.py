@@ -82,6 +82,8 @@ def test_visualize_names_the_module_as_the_canvas_does_and_help_has_no_empty_def
     run = runs.submit(users["owner"], chain(1), inline=True)
     html = owner_client.get(f"/runs/{run.id}/nodes/n0/visualize").content.decode()
     assert f'<h3 title="module n0 of the pipeline">Toy source in run #{run.id}: completed</h3>' in html
+    # each output by its port's label and its type in words: no port id, no type name
+    assert '<h4>Out <small class="muted">images with a labels index</small></h4>' in html and "ImageDirectory</" not in html
     pane = owner_client.post(f"/pipelines/{mine.id}/pane", {"node": json.dumps({"id": "a", "kind": "toy_add"})}).content.decode()
     assert "· default" in pane and "· default <" not in pane and "· default </p>" not in pane
     hold_help = pane.split('id="help-hold_file">', 1)[1].split("</p>", 1)[0]
