@@ -49,3 +49,14 @@ export function feedOf(modules, from, doc, links, port = null) {
   }
   return null;
 }
+
+/**
+ * The line under the search box of a link dropped from output `output` ({label, what}) of the node
+ * named `fromLabel`: what the module chosen is linked from, or, when no entry's module takes that
+ * output (`taken` false), that nothing does, once, rather than every module marked "not linked".
+ */
+export function droppedNote(fromLabel, output, taken) {
+  if (taken) return `links from ${fromLabel}`;
+  return `Nothing takes ${fromLabel}: no module has an input for ${output ? output.what || output.label : 'it'}. `
+    + 'Type to add a module without a link.';
+}

@@ -6,7 +6,7 @@ import { $$, h } from './dom.js';
 import { NODE_H, NODE_W, nodeLabel } from './cells.js';
 import { placeInView } from './contextmenu.js';
 import { pressed } from './keymap.js';
-import { feedOf, ranked } from './quickadd.js';
+import { droppedNote, feedOf, ranked } from './quickadd.js';
 import { moduleOf } from './rules.js';
 import { OUT, portId } from './document.js';
 
@@ -56,20 +56,22 @@ export function quickSearch(canvas, catalogue, edits) {
       'aria-expanded': 'true', 'aria-controls': 'quick-search-list', placeholder: 'Search modules…', autocomplete: 'off' });
     const list = h('ul', { role: 'listbox', id: 'quick-search-list', 'aria-label': 'Modules' });
     const none = h('p', { class: 'quick-empty', hidden: true }, 'No module matches.');
+    // a dropped link whose output no module takes: said once, rather than every module marked "not linked"
+    const taken = !source || entries.some((e) => feed(e.kind));
     const note = from && fromModule && fromModule.outputs.length
-      ? h('p', { class: 'quick-note', id: 'quick-search-note' }, `links from ${fromLabel}`) : null;
+      ? h('p', { class: 'quick-note', id: 'quick-search-note' }, droppedNote(fromLabel, output, taken)) : null;
     const box = h('div', { class: 'quick-search', id: 'quick-search', role: 'dialog', 'aria-label': 'Add a module' }, input, note, list, none);
 
     function render() {
-      shown = ranked(entries, input.value);
+      shown = taken || input.value.trim() ? ranked(entries, input.value) : [];
       // from a dropped link, the modules that take its output come first (as ComfyUI lists them)
       if (source) shown = [...shown.filter((e) => feed(e.kind)), ...shown.filter((e) => !feed(e.kind))];
       active = Math.min(active, Math.max(0, shown.length - 1));
       list.replaceChildren(...shown.map((e, i) => h('li', { role: 'option', id: `quick-search-${i}`, 'aria-selected': String(i === active), 'data-kind': e.kind },
         h('span', { class: 'quick-label' }, e.label),
         h('span', { class: 'quick-where' }, e.where),
-        fromDoc && note && !feed(e.kind) ? h('span', { class: 'quick-nolink', title: `no input of it accepts ${fromLabel}'s output` }, 'not linked') : null)));
-      none.hidden = shown.length > 0;
+        fromDoc && note && taken && !feed(e.kind) ? h('span', { class: 'quick-nolink', title: `no input of it accepts ${fromLabel}'s output` }, 'not linked') : null)));
+      none.hidden = shown.length > 0 || !input.value.trim();
       if (shown.length) input.setAttribute('aria-activedescendant', `quick-search-${active}`); else input.removeAttribute('aria-activedescendant');
       const li = list.children[active];
       if (li) li.scrollIntoView({ block: 'nearest' });

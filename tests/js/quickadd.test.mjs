@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { entryMatches, feedOf, ranked } from '../../static/js/quickadd.js';
+import { droppedNote, entryMatches, feedOf, ranked } from '../../static/js/quickadd.js';
 import { MODULES, link } from './fixtures.mjs';
 
 const entry = (kind, label = MODULES.get(kind).label, extra = {}) => ({ kind, label, text: label, module: MODULES.get(kind), ...extra });
@@ -41,4 +41,12 @@ test('a link dropped from one output feeds from that output; from a selection, t
   assert.deepEqual(feedOf(modules, from, { id: 'n2', kind: 'resize' }, []), { from: 's', fromPort: 'out:left', toPort: 'in:images' });
   assert.deepEqual(feedOf(modules, from, { id: 'n2', kind: 'resize' }, [], 'out:right'), { from: 's', fromPort: 'out:right', toPort: 'in:images' });
   assert.equal(feedOf(modules, from, { id: 'n2', kind: 'resize' }, [], 'out:model'), null); // that output fits no input of it
+});
+
+test('a link dropped from an output no module takes says so once', () => {
+  const output = { label: 'Evaluation results', what: 'metrics of a scored dataset' };
+  assert.equal(droppedNote('Evaluate Model (Evaluation results)', output, true), 'links from Evaluate Model (Evaluation results)');
+  assert.equal(droppedNote('Evaluate Model (Evaluation results)', output, false),
+    'Nothing takes Evaluate Model (Evaluation results): no module has an input for metrics of a scored dataset. '
+    + 'Type to add a module without a link.');
 });
