@@ -28,6 +28,7 @@ from designer.celery import PREPARE_VERSION, app
 from designer.engine import graph, jsontext, paths
 from designer.engine import statuses as st
 from designer.pipelines import lineage
+from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import ModelVersion, NodeRun, RegisteredModel, Run
 from sdk.formats import custom_model, onnx_model
 from sdk.formats import model as model_format
@@ -124,6 +125,9 @@ def _sources(run: Run, node_id, port: str | None = None) -> tuple[Path, Path | N
         raise RegistryError(f"run {run.id} has no node {node_id!r}")
     label = lineage.label_of(node)
     if node["kind"] not in SOURCES:
+        module = get_catalogue(run.owner_id).for_node(node)
+        if module is not None and module.component is None:  # a built-in module other than Train and Export
+            raise RegistryError(f"{label} ({node_id}) outputs no model: {NO_MODEL}")
         return _declared_model(run, node_id, label, port), None, node
     if port not in (None, SOURCES[node["kind"]]):
         raise RegistryError(f"{label} ({node_id}) has no output {port!r}: its model is {SOURCES[node['kind']]!r}")

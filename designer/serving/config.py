@@ -119,7 +119,7 @@ class Endpoints:
     def _apply(self, row: Row) -> None:
         current = self.served.get(row.name) or Served(row)
         deployment = current.deployment
-        if deployment is not None and deployment.serves == row.serves:
+        if deployment is not None and getattr(deployment, "serves", (deployment.version_id, "")) == row.serves:
             self.served[row.name] = Served(row, deployment, row.revision)
             return
         why = not_loadable(row)
@@ -130,7 +130,10 @@ class Endpoints:
         else:
             self._loading[row.name] = row.serves
             self.served[row.name] = replace(current, row=row, problem=f"loading version {row.version} of {row.model}", failed=False)
-            self._loader.submit(self._load_version, row)
+            if row.script:  # an init() may take minutes: it holds up no other endpoint's load
+                threading.Thread(target=self._load_version, args=(row,), name=f"serving-load-{row.name}", daemon=True).start()
+            else:
+                self._loader.submit(self._load_version, row)
 
     def _failed_lately(self, row: Row) -> bool:
         failed = self._failures.get(row.name)

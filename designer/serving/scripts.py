@@ -7,7 +7,7 @@ The process starts when the endpoint is loaded (init() runs then; an init() that
 load, naming the script's line) with a clean environment: the system's variables a Python needs
 (KEPT), AZUREML_MODEL_DIR (the version's folder, as the original sets it), and none of this
 process's settings (no SECRET_KEY, DATABASE_URL, broker URL). Requests go to it one at a time on
-a thread of the endpoint's own. A run() that does not answer within `run_seconds` (setting
+a thread of the endpoint's own (which starts the process, too). A run() that does not answer within `run_seconds` (setting
 SERVING_SCRIPT_SECONDS) ends its process (504); a process that died answers 502 once and starts
 again for the next request; at most `max_waiting` requests wait for it (503 beyond).
 """
@@ -65,10 +65,12 @@ class ScriptDeployment:
         self.script.write_text(source, encoding="utf-8")
         self.thread = ThreadPoolExecutor(1, f"script-{endpoint}")
         self.proc: subprocess.Popen | None = None
+        # started on the endpoint's own thread, which lives as long as the deployment: the process
+        # dies with the thread that started it (PR_SET_PDEATHSIG), not only with this process
         try:
-            self._start()
+            self.thread.submit(self._start).result()
         except BaseException:
-            self._stop()
+            self.close()
             raise
 
     # ------------------------------------------------------------------ on the event loop

@@ -119,7 +119,8 @@ function versionCard(v) {
   const status = h('span', { class: 'badge', 'data-status': v.status }, statusLabel(v.status));
   const head = h('div', { class: 'version-head' },
     h('h2', {}, `Version ${v.version} `, status), actions(v));
-  const sub = muted([`Registered ${timeText(v.created_at)}`, sizeText(v.size), v.has_onnx ? 'with model.onnx' : ''].filter(Boolean).join(' · '));
+  const own = v.format && v.format !== 'designer' ? `${v.format} model folder: deploy it with an entry script` : '';
+  const sub = muted([`Registered ${timeText(v.created_at)}`, sizeText(v.size), v.has_onnx ? 'with model.onnx' : '', own].filter(Boolean).join(' · '));
   const err = v.status === 'failed' && v.error
     ? h('div', { class: 'node-error', role: 'alert' }, h('strong', {}, 'Not servable'), h('pre', {}, v.error)) : null;
   const preparing = v.status === 'preparing' ? muted('Preparing the archive and the ONNX graph for serving…') : null;
@@ -152,15 +153,20 @@ function onDeploy(v, btn) {
   if (open) { $('input', open).focus(); return; }
   const input = h('input', { type: 'text', class: 'endpoint-name', 'aria-label': 'Endpoint name', maxlength: '32', autocomplete: 'off',
     pattern: '[a-z][a-z0-9\\-]{1,30}[a-z0-9]', title: ENDPOINT_NAME_RULE, placeholder: "empty: after the model's name" });
+  const script = h('input', { type: 'file', class: 'entry-script', accept: '.py', 'aria-label': 'Entry script' });
   const form = h('form', { class: 'deploy-form' }, h('label', {}, 'Endpoint name ', input),
+    h('label', {}, ' Entry script (optional) ', script),
     button({ type: 'submit', class: 'primary' }, `Deploy version ${v.version}`), button({ onclick: () => form.remove() }, 'Cancel'),
-    h('p', { class: 'muted' }, `${ENDPOINT_NAME_RULE}; it is in the scoring URL and cannot be changed later.`));
+    h('p', { class: 'muted' }, `${ENDPOINT_NAME_RULE}; it is in the scoring URL and cannot be changed later. `
+      + 'An entry script (init() once, run(raw_data) per request, as the original\'s score.py) serves any model; '
+      + 'without one, the version\'s ONNX image classifier answers.'));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const go = $('button[type=submit]', form);
     go.disabled = true;
     say(`Deploying version ${v.version}…`);
-    const r = await deploy(boot.name, v.version, input.value.trim());
+    const file = script.files && script.files[0];
+    const r = await deploy(boot.name, v.version, input.value.trim(), file ? { name: file.name, source: await file.text() } : null);
     if (r.ok) { location.href = r.url; return; }
     go.disabled = false;
     say(r.error, true);

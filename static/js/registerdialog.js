@@ -1,10 +1,11 @@
-/* "Register model" in Outputs + logs of a completed Train PyTorch Model or Export to ONNX node: a
+/* "Register model" in Outputs + logs of a completed Train PyTorch Model or Export to ONNX node, or of
+ * a component's output declared as a model (one button per such output): a
  * small dialog (name, description, tags) -> POST /api/models; then "Registered NAME version N"
  * with "Open model" and "Deploy" (a new endpoint, then its page). The API's refusals are shown in
  * the dialog, which stays open. From a finished run to an endpoint: Register model, Register, Deploy. */
 import { api, errorOf } from './api.js';
 import { $, button, h, muted } from './dom.js';
-import { REGISTERED, REGISTRABLE, REGISTRABLE_STATUSES, deploy, parseTags, registryPaths, safeName } from './registry.js';
+import { REGISTERED, REGISTRABLE_STATUSES, deploy, parseTags, registrableOutputs, registryPaths, safeName } from './registry.js';
 
 /** The pipeline's name as the top bar shows it (it follows a rename). */
 const pipelineName = () => ($('#pipeline-name') ? $('#pipeline-name').textContent.trim() : '');
@@ -12,8 +13,8 @@ const pipelineName = () => ($('#pipeline-name') ? $('#pipeline-name').textConten
 const field = (id, label, input, help) => h('div', { class: 'field' }, h('label', { for: id }, label), input,
   help ? h('p', { class: 'help', id: `${id}-help` }, help) : null);
 
-/** label: the node as the canvas names it ("Train PyTorch Model"). */
-function openDialog(runId, nodeId, label) {
+/** label: the node as the canvas names it ("Train PyTorch Model"); output: the port to register, or null (its one model). */
+function openDialog(runId, nodeId, label, output) {
   const name = h('input', { type: 'text', id: 'register-name', value: safeName(pipelineName()), required: true,
     maxlength: 100, autocomplete: 'off', 'aria-describedby': 'register-name-help' });
   const description = h('textarea', { id: 'register-description', rows: 2 });
@@ -61,7 +62,8 @@ function openDialog(runId, nodeId, label) {
     go.setAttribute('aria-disabled', 'true');
     problem.textContent = '';
     const r = await api('POST', registryPaths.models,
-      { run: runId, node: nodeId, name: name.value.trim(), description: description.value, tags: parsed.tags });
+      { run: runId, node: nodeId, name: name.value.trim(), description: description.value, tags: parsed.tags,
+        ...(output ? { output } : {}) });
     go.removeAttribute('aria-disabled');
     if (r.ok) done(r.data);
     else problem.textContent = `Not registered: ${errorOf(r, `the server answered ${r.status}`)}`;
@@ -73,11 +75,16 @@ function openDialog(runId, nodeId, label) {
   name.select();
 }
 
-/** The "Register model" button for a node of a run, or null when its output cannot be registered. */
-export function registerButton(runId, node, status) {
+/** The "Register model" button(s) for a node of a run, or null when no output of it can be registered.
+ * module: the node's module (GET /api/modules), for a component's outputs declared as a model. */
+export function registerButton(runId, node, status, module) {
   const kind = node && node.getData ? node.getData().kind : null;
-  if (!REGISTRABLE.includes(kind) || !REGISTRABLE_STATUSES.includes(status)) return null;
-  return h('div', { class: 'register-row' },
-    button({ class: 'primary', id: 'register-model', onclick: () => openDialog(runId, node.id, node.attr('label/text') || node.id),
-      title: 'Copy this trained model into the model registry, to download, reuse or deploy it' }, 'Register model'));
+  const outputs = registrableOutputs(kind, module);
+  if (!outputs.length || !REGISTRABLE_STATUSES.includes(status)) return null;
+  const label = node.attr('label/text') || node.id;
+  return h('div', { class: 'register-row' }, ...outputs.map((port, i) =>
+    button({ class: 'primary', id: i ? `register-model-${port.name}` : 'register-model',
+      onclick: () => openDialog(runId, node.id, port && outputs.length > 1 ? `${label} (${port.label})` : label, port && port.name),
+      title: 'Copy this trained model into the model registry, to download, reuse or deploy it' },
+    port && outputs.length > 1 ? `Register model: ${port.label}` : 'Register model')));
 }

@@ -15,6 +15,20 @@ export const registryPaths = {
 
 /** The node kinds whose output can be registered (their Trained model / ONNX model). */
 export const REGISTRABLE = ['train_pytorch_model', 'export_to_onnx'];
+/** The port types of a component's output declared as a model (custom_model and mlflow_model are ModelDirectory). */
+export const MODEL_TYPES = ['ModelDirectory', 'OnnxModel'];
+
+/**
+ * What a node offers to register: [null] for Train PyTorch Model and Export to ONNX (their one
+ * model), a component's outputs declared as a model ([{name, label}]), or [] for anything else.
+ * module: the node's module as GET /api/modules describes it.
+ */
+export function registrableOutputs(kind, module) {
+  if (REGISTRABLE.includes(kind)) return [null];
+  if (!module || !module.component) return [];
+  return (module.outputs || []).filter((p) => MODEL_TYPES.includes(p.type)).map((p) => ({ name: p.name, label: p.label || p.name }));
+}
+
 /** A node's statuses whose outputs are there to register. */
 export const REGISTRABLE_STATUSES = ['completed', 'reused'];
 /** registry.py's rule: 1 to 100 letters, digits, '_', '-' or '.', starting with a letter or digit. */
@@ -69,7 +83,9 @@ export function metricRows(metrics) {
   if (m.best_epoch !== undefined && m.best_epoch !== null) rows.push(['Best epoch', String(m.best_epoch)]);
   if (isNumber(m.validation_loss)) rows.push(['Validation loss', m.validation_loss.toFixed(4)]);
   if (isNumber(m.validation_top1_accuracy)) rows.push(['Top-1 accuracy (validation)', `${(100 * m.validation_top1_accuracy).toFixed(2)}%`]);
-  return rows;
+  if (rows.length) return rows;
+  // a component's model: the last value of each metric its script logged
+  return Object.keys(m).sort().filter((k) => isNumber(m[k])).map((k) => [k, String(Number(m[k].toPrecision(6)))]);
 }
 
 /** "1.2 MB", "840 KB", "512 bytes". */
@@ -92,9 +108,11 @@ export function timeText(iso) {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
-/** Deploy a version as a new endpoint; answers {ok, url} or {ok: false, error}. */
-export async function deploy(model, version, name = '') {
-  const r = await api('POST', registryPaths.endpoints, name ? { model, version, name } : { model, version });
+/** Deploy a version as a new endpoint; answers {ok, url} or {ok: false, error}. script: an entry
+ * script {name, source} (init() and run(raw_data)) to serve it with, or null (the ONNX image classifier). */
+export async function deploy(model, version, name = '', script = null) {
+  const r = await api('POST', registryPaths.endpoints, { model, version, ...(name ? { name } : {}),
+    ...(script ? { entry_script: script.source, entry_script_name: script.name } : {}) });
   if (r.ok) return { ok: true, url: r.data.url || registryPaths.endpointPage(r.data.name), endpoint: r.data };
   return { ok: false, error: errorOf(r, `Not deployed: the server answered ${r.status}.`) };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { nodeLabel } from '../../static/js/cells.js';
-import { curlShown, maskKey, metricRows, msText, parseTags, registryPaths, safeName, sizeText, tagTexts } from '../../static/js/registry.js';
+import { curlShown, maskKey, metricRows, msText, parseTags, registrableOutputs, registryPaths, safeName, sizeText, tagTexts } from '../../static/js/registry.js';
 
 test("a pipeline's name becomes a usable model name", () => {
   const rule = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/; // registry.py's
@@ -54,4 +54,19 @@ test("a registered model's node is labelled with the model it reads", () => {
   const module = { kind: 'registered_model', label: 'Registered model' };
   assert.equal(nodeLabel({ kind: 'registered_model', parameters: { model: 'digits' } }, module, new Map()), 'Registered model: digits');
   assert.equal(nodeLabel({ kind: 'registered_model', parameters: {} }, module, new Map()), 'Registered model');
+});
+
+test("Train's and Export's model, and a component's outputs declared as a model, are offered to register", () => {
+  assert.deepEqual(registrableOutputs('train_pytorch_model', null), [null]);
+  assert.deepEqual(registrableOutputs('export_to_onnx', { outputs: [] }), [null]);
+  assert.deepEqual(registrableOutputs('score_image_model', { outputs: [{ name: 'scored_dataset', type: 'ScoredDataset' }] }), []);
+  assert.deepEqual(registrableOutputs('registered_model', { outputs: [{ name: 'trained_model', type: 'ModelDirectory' }] }), []);
+  const component = { component: { origin: 'examples' }, outputs: [{ name: 'model', label: 'Model', type: 'ModelDirectory' },
+    { name: 'report', label: 'Report', type: 'AnyDirectory' }, { name: 'onnx', type: 'OnnxModel' }] };
+  assert.deepEqual(registrableOutputs('pytorch_score_train', component), [{ name: 'model', label: 'Model' }, { name: 'onnx', label: 'onnx' }]);
+});
+
+test("a component's model shows the last value of each metric it logged", () => {
+  assert.deepEqual(metricRows({ val_acc: 0.9612345678, loss: 0.25, note: 'x' }), [['loss', '0.25'], ['val_acc', '0.961235']]);
+  assert.deepEqual(metricRows({ best_epoch: 3, loss: 0.25 }), [['Best epoch', '3']]);  // a training's: its best epoch's
 });
