@@ -35,13 +35,37 @@ def preview(directory: Path, wrong_only: bool = False) -> dict:
 
 
 def images_preview(directory: Path, meta: dict) -> dict:
+    """Counts per class, a sample of thumbnails that spans the classes, and the images the module
+    that wrote it skipped as unreadable (Convert lists them in `_meta.yaml`)."""
     items = image_directory.read_items(directory)
     counts: dict[str, int] = {c: 0 for c in meta.get("classes") or []}
     for _, label in items:
         counts[label or "(no label)"] = counts.get(label or "(no label)", 0) + 1
+    picked = sample_across_classes([label or "(no label)" for _, label in items], MAX_THUMBS)
+    skipped = meta.get("skipped") if isinstance(meta.get("skipped"), list) else []
     return {"count": len(items), "class_counts": sorted(counts.items()), "transforms": meta.get("transforms"),
-            "thumbs": [{"index": i, "label": label, "name": Path(p).name} for i, (p, label) in enumerate(items[:MAX_THUMBS])],
-            "shown": min(len(items), MAX_THUMBS)}
+            "thumbs": [{"index": i, "label": items[i][1], "name": Path(items[i][0]).name} for i in picked],
+            "shown": len(picked), "classes_shown": len({items[i][1] for i in picked}),
+            "skipped": [s for s in skipped if isinstance(s, dict)][:20],
+            "skipped_count": meta.get("skipped_count") or len(skipped)}
+
+
+def sample_across_classes(labels: list[str], limit: int) -> list[int]:
+    """Indices of at most `limit` items, as many of each class as the limit allows (an archive
+    sorted by class would otherwise show its first classes only), each class's first ones, listed
+    class by class."""
+    by_class: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        by_class.setdefault(label, []).append(i)
+    picked: list[list[int]] = [[] for _ in by_class]
+    left, depth = limit, 0
+    while left > 0 and any(depth < len(c) for c in by_class.values()):
+        for n, members in enumerate(by_class.values()):
+            if left and depth < len(members):
+                picked[n].append(members[depth])
+                left -= 1
+        depth += 1
+    return [i for members in picked for i in members]
 
 
 def image_path(directory: Path, index: int, allowed_roots: list[Path]) -> Path | None:

@@ -24,7 +24,8 @@ def outputs(tmp):
         (images / "images" / f"{i}.png").write_bytes(PNG)
         rows.append(f"images/{i}.png,{label}")
     (images / "index.csv").write_text("\n".join(rows) + "\n")
-    (images / "_meta.yaml").write_text("type: ImageDirectory\nclasses: ['0', '1', '7']\ncount: 4\nlabeled: true\n")
+    (images / "_meta.yaml").write_text("type: ImageDirectory\nclasses: ['0', '1', '7']\ncount: 4\nlabeled: true\n"
+                                       "skipped: [{path: 7/broken.png, reason: 'image file is truncated'}]\nskipped_count: 1\n")
     scored = tmp / "scored"
     scored.mkdir()
     (scored / "_meta.yaml").write_text("type: ScoredDataset\n")
@@ -66,6 +67,9 @@ def test_visualize_shows_images_scores_and_evaluation(page, users):
     assert page.locator(".class-counts tbody tr").all_inner_texts() == ["0\t2", "1\t1", "7\t1"]
     page.wait_for_function("[...document.querySelectorAll('.thumbs img')].every(i => i.complete && i.naturalWidth === 1)")
     assert page.locator(".thumbs img").count() == 4
+    # what Convert skipped is said where its images are looked at
+    assert " ".join(page.locator(".skipped").inner_text().split()) == (
+        "1 unreadable image(s) skipped (corrupt, truncated or too large), listed in the log: 7/broken.png: image file is truncated")
     page.shot("images")
 
     open_visualize("score")
@@ -81,6 +85,16 @@ def test_visualize_shows_images_scores_and_evaluation(page, users):
     assert cells == [["0", "1", "1"], ["1", "1", "0"]]
     assert "0.3333" in page.locator("table.metrics").inner_text()
     page.shot("evaluation")
+
+
+def test_the_thumbnails_span_every_class_not_the_first_ones_of_an_archive_sorted_by_class():
+    from designer.pipelines.visualize import sample_across_classes
+
+    labels = ["cat"] * 200 + ["dog"] * 200 + ["owl"] * 10 + ["yak"] * 200
+    picked = sample_across_classes(labels, 120)
+    assert len(picked) == 120 and picked == sorted(picked)  # listed class by class, each class's first images
+    assert {c: sum(labels[i] == c for i in picked) for c in ("cat", "dog", "owl", "yak")} == {"cat": 37, "dog": 37, "owl": 10, "yak": 36}
+    assert sample_across_classes(["a", "b"], 120) == [0, 1]
 
 
 def test_an_image_outside_the_stores_is_not_served(owner_client, users, tmp_path):
