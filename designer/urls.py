@@ -75,6 +75,7 @@ urlpatterns = [
     path("sweeps/<int:pk>/", sweep_views.sweep_page, name="sweep"),
     path("runs/compare", sweep_views.compare_page, name="compare_runs"),
     path("runs/delete", views.runs_delete, name="runs_delete"),
+    path("runs/<int:pk>/open", views.run_open, name="run_open"),
     path("models/", registry_views.model_list, name="models"),
     path("models/<str:name>/", registry_views.model_page, name="model"),
     path("endpoints/", registry_views.endpoint_list, name="endpoints"),

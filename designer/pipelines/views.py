@@ -11,7 +11,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ObjectDoesNotExist
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from designer.engine import graph, jsontext, statuses
@@ -152,6 +153,25 @@ def runs_delete(request):
     if request.headers.get("HX-Request"):
         response = HttpResponse(status=204, headers={"HX-Redirect": response.url})
     return response
+
+
+@login_required
+@require_POST
+def run_open(request, pk):
+    """A run that belongs to no saved pipeline (one run headless before runs were saved with one,
+    or whose pipeline was deleted): saved as a pipeline of the run's name, so that it opens in the
+    designer with its outputs, logs and Visualize, as any run does. A POST: it writes."""
+    run = get_object_or_404(Run, pk=pk, owner=request.user)
+    if run.pipeline_id is None:
+        doc = {k: v for k, v in run.snapshot.items() if k != "parameter_values"}  # the run's own, not the pipeline's
+        try:
+            p, _ = drafts.import_document(request.user, doc, what=f"run #{run.pk}", name=run.name)
+        except drafts.DraftError as e:
+            return _home(request, import_error=f"Run #{run.pk} cannot be opened: {e}", import_problems=e.problems, status=400)
+        Run.objects.filter(pk=run.pk, pipeline=None).update(pipeline=p)
+        run.refresh_from_db(fields=["pipeline"])
+        messages.info(request, f"Run #{run.pk} had no saved pipeline: it is saved as {p.name}, where it opens.")
+    return redirect(f"{reverse('designer', args=[run.pipeline_id])}?run={run.pk}")
 
 
 # ---------------------------------------------------------------- the designer

@@ -88,3 +88,24 @@ def test_visualize_names_the_module_as_the_canvas_does_and_help_has_no_empty_def
     assert "· default" in pane and "· default <" not in pane and "· default </p>" not in pane
     hold_help = pane.split('id="help-hold_file">', 1)[1].split("</p>", 1)[0]
     assert hold_help == "runs on only once this file is gone", hold_help  # its default is "": nothing to say
+
+
+def test_a_run_of_no_saved_pipeline_is_opened_by_saving_it_as_one(owner_client, stranger_client, users, mine):
+    """A run whose pipeline was deleted (or run headless before such runs were saved with one):
+    the Pipelines page offers to open it; opening saves its pipeline and shows the run there."""
+    from designer.pipelines import runs
+
+    run = runs.submit(users["owner"], chain(2, name="gone"), inline=True)
+    assert run.pipeline_id is None
+    home = owner_client.get("/").content.decode()
+    assert f'form="open-run-{run.id}"' in home and f'action="/runs/{run.id}/open"' in home
+    assert stranger_client.post(f"/runs/{run.id}/open").status_code == 404
+    r = owner_client.post(f"/runs/{run.id}/open")
+    run.refresh_from_db()
+    p = run.pipeline
+    assert r.status_code == 302 and r["Location"] == f"/pipelines/{p.id}/?run={run.id}"
+    assert p.name == "gone" and [n["id"] for n in p.draft["nodes"]] == ["n0", "n1"]
+    assert "it is saved as gone, where it opens" in owner_client.get(r["Location"]).content.decode()
+    assert owner_client.post(f"/runs/{run.id}/open")["Location"] == r["Location"]  # once only
+    assert Pipeline.objects.filter(name="gone").count() == 1
+    assert f'href="/pipelines/{p.id}/?run={run.id}"' in owner_client.get("/").content.decode()
