@@ -3,6 +3,7 @@ its run() runs the file's command on the worker, in a copy of the code in the no
 
     <node dir>/code/          a fresh copy of the component's code folder: the command's working folder
     <node dir>/work/          the metrics file and stop file the script's sdk helpers use
+    <node dir>/inputs/<name>/ an input declared `layout: image_folder`: <class>/<image> links to its images
     <node dir>/<output>/      each output's folder (the command writes there; nothing: EmptyOutput)
     <node dir>/logs/70_driver_log.txt    the command's stdout and stderr (one per rank when distributed)
 
@@ -21,6 +22,7 @@ import re
 import shlex
 import shutil
 import sys
+from pathlib import Path
 
 import yaml
 
@@ -30,10 +32,11 @@ from sdk.component import ComponentSpec
 from sdk.context import ENDED, DistributedJob
 from sdk.declarations import Module
 from sdk.errors import EmptyOutput, ModuleError
-from sdk.formats import metrics
+from sdk.formats import image_directory, metrics
 from sdk.layout import META_FILE
 
 CODE_DIR = "code"
+INPUTS_DIR = "inputs"  # the ImageFolder trees of inputs declared `layout: image_folder`
 WORK_DIR = "work"
 STOP_FILE = "STOP"
 
@@ -52,6 +55,9 @@ class CommandComponent(Module):
         work.mkdir(parents=True)
         outputs = {p.name: ctx.output_dir(p.name) for p in spec.outputs}
         folders = {p.name: None if inputs.get(p.name) is None else str(inputs[p.name].path) for p in spec.inputs}
+        for port in spec.inputs:
+            if port.name in spec.image_folders and inputs.get(port.name) is not None:
+                folders[port.name] = str(_image_folder(ctx, spec, port, inputs[port.name]))
         argv = component_file.render(spec, folders, ctx.params, {k: str(v) for k, v in outputs.items()},
                                      python=sys.executable)
         metrics_file, stop_file = work / metrics.METRICS_FILE, work / STOP_FILE
@@ -80,6 +86,19 @@ class CommandComponent(Module):
             if ended:
                 ctx.set_meta(port.name, partial=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _image_folder(ctx, spec: ComponentSpec, port, given) -> Path:
+    """An input declared `layout: image_folder`: its images as <node>/inputs/<name>/<class>/<image>
+    links (nothing copied). Inputs named train and val make <node>/inputs the tutorial's data folder."""
+    images = image_directory.read(given, spec.label, f"input '{port.label}'")
+    tree = ctx.node_dir / INPUTS_DIR / port.name
+    shutil.rmtree(tree, ignore_errors=True)
+    count = image_directory.link_tree(images, tree, spec.label, f"input '{port.label}'")
+    ctx.log(f"input '{port.label}': {count} images as an ImageFolder tree of {len(images.classes)} class folders "
+            f"(links) in {tree}" + ("; the transforms Apply Image Transformation recorded are not applied: the script "
+                                    "reads the image files" if images.transforms else ""))
+    return tree
 
 
 def _check_output(ctx, spec: ComponentSpec, port, folder, ended: bool = False) -> None:

@@ -16,7 +16,7 @@
       python pytorch_train.py --data {inputs.training_data} --num_epochs {params.num_epochs}
       --output_dir {outputs.model} $[[--val {inputs.validation_data}]]
     inputs:                        # name: {type, label, optional, help} (or name: <type>)
-      training_data: {type: ImageDirectory, label: Training data}
+      training_data: {type: ImageDirectory, label: Training data, layout: image_folder}  # <class>/<image> links
     outputs:                       # name: {type, label, help}
       model: {type: ModelDirectory, label: Model}
     params:                        # name: {type: int|float|bool|choice|string, default, help, ...}
@@ -45,7 +45,7 @@ from pathlib import Path
 import yaml
 
 from sdk import command_vars, yamltext
-from sdk.component_fields import ComponentError, Problems, parse_params, parse_ports, text_field
+from sdk.component_fields import ComponentError, Problems, parse_image_folders, parse_params, parse_ports, text_field
 from sdk.declarations import Param, Port
 from sdk.yamltext import short
 
@@ -92,6 +92,8 @@ class ComponentSpec:
     metrics: tuple[str, ...] = field(default=())
     metric_step: str = "step"
     launch: str = "per_process"
+    # inputs given to the command as an ImageFolder tree (`layout: image_folder`): <folder>/<class>/<image>
+    image_folders: tuple[str, ...] = ()
 
     def digest(self) -> str:
         return digest(self)
@@ -127,6 +129,7 @@ def load(path) -> ComponentSpec:
         code=_code_folder(problems, file, data), command=text_field(problems, data, "command", "").strip(),
         metrics=_metrics(problems, data), metric_step=text_field(problems, data, "metric_step", "step").strip(),
         launch=text_field(problems, data, "launch", LAUNCHES[0]).strip())
+    spec.image_folders = parse_image_folders(problems, data, inputs)
     if spec.launch not in LAUNCHES:
         problems.add("launch", f"{short(spec.launch)} is not a launch: per_process (the designer starts every process) "
                                f"or per_node (the command starts its node's processes)")

@@ -16,7 +16,7 @@ NAME_RULE = "1 to 64 lowercase letters, digits or '_', not starting with a digit
 # Azure ML's spellings of a model output: a folder of ModelDirectory type whatever it holds
 # (sdk/formats/custom_model.py: registered as it is, served by an entry script)
 PORT_ALIASES = {"folder": AnyDirectory.name, "custom_model": ModelDirectory.name, "mlflow_model": ModelDirectory.name}
-PORT_FIELDS = ("type", "label", "optional", "help")
+PORT_FIELDS = ("type", "label", "optional", "help", "layout")  # optional and layout: of an input only
 PARAM_TYPES = {"int": Int, "float": Float, "bool": Bool, "choice": Choice, "string": Text}
 # Azure ML's names of the same types
 PARAM_ALIASES = {"integer": "int", "number": "float", "boolean": "bool", "str": "string"}
@@ -111,7 +111,7 @@ def parse_ports(problems: Problems, data: dict, group: str, may_be_optional: boo
         if not isinstance(decl, dict):
             problems.add(where, f"expected a port type or a mapping {{type: ..., label: ...}}, got {short(decl)}")
             continue
-        allowed = PORT_FIELDS if may_be_optional else tuple(f for f in PORT_FIELDS if f != "optional")
+        allowed = PORT_FIELDS if may_be_optional else tuple(f for f in PORT_FIELDS if f not in ("optional", "layout"))
         _unknown_fields(problems, where, decl, allowed, "an input" if may_be_optional else "an output")
         port_type = decl.get("type")
         port_type = PORT_ALIASES.get(port_type, port_type) if isinstance(port_type, str) else port_type
@@ -127,6 +127,26 @@ def parse_ports(problems: Problems, data: dict, group: str, may_be_optional: boo
         ports.append(Port(_label(problems, where, decl, name), PORT_TYPES[port_type], optional, name=name,
                           help=text_field(problems, decl, "help", "", where).strip()))
     return ports
+
+
+def parse_image_folders(problems: Problems, data: dict, inputs: list[Port]) -> tuple[str, ...]:
+    """The inputs declared `layout: image_folder` (an ImageDirectory given as `<class>/<image>` links)."""
+    found = []
+    raw = data.get("inputs")
+    for port in inputs:
+        decl = raw.get(port.name) if isinstance(raw, dict) else None
+        layout = decl.get("layout") if isinstance(decl, dict) else None
+        if layout is None:
+            continue
+        if layout != "image_folder":
+            problems.add(f"inputs.{port.name}.layout", f"{short(layout)} is not a layout: the one layout is image_folder "
+                                                       f"(the images as <folder>/<class>/<image> links)")
+        elif port.type.name != "ImageDirectory":
+            problems.add(f"inputs.{port.name}.layout", f"image_folder lays out the images of an ImageDirectory input, "
+                                                       f"not of a {port.type.name}")
+        else:
+            found.append(port.name)
+    return tuple(found)
 
 
 def parse_params(problems: Problems, data: dict) -> list[Param]:

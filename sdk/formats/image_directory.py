@@ -103,3 +103,31 @@ def write(ctx, port: str, items: list[tuple[str, str]], classes: list[str] | Non
         meta["transforms"] = transforms
     ctx.set_meta(port, **meta)
     return out
+
+
+def link_tree(images: ImageDir, destination, module_label: str = "", port_label: str = "dataset") -> int:
+    """Lay `images` out as an ImageFolder tree, `<destination>/<class>/<file>`, of symbolic links to
+    the images (nothing copied): what torchvision's ImageFolder and scripts written for it read.
+    Every class of the directory has its folder, empty ones too, so that class indexes stay those
+    of its class list. Two files of one name in a class are told apart by a number. Returns the
+    number of links; NotLabeledDatasetError when an image has no label (no class folder for it)."""
+    images.require_labels(module_label, port_label)
+    for label in {*images.classes, *(label for _, label in images.items)}:
+        if label in (".", "..") or "/" in label or "\0" in label:  # a folder name, nothing else
+            raise InvalidDatasetError(f"{_prefix(module_label)}the {port_label} has a class {label!r:.80} that "
+                                      f"cannot be a folder's name")
+    root = Path(destination)
+    root.mkdir(parents=True, exist_ok=True)
+    for name in images.classes:
+        (root / name).mkdir(exist_ok=True)
+    taken: set[tuple[str, str]] = set()
+    for path, label in images.items:
+        source = images.abspath(path)
+        name, number = source.name, 1
+        while (label, name) in taken:
+            number += 1
+            name = f"{source.stem}_{number}{source.suffix}"
+        taken.add((label, name))
+        (root / label).mkdir(exist_ok=True)
+        (root / label / name).symlink_to(source.resolve())
+    return len(taken)

@@ -114,7 +114,8 @@ def test_the_originals_per_node_launch_command_runs_unchanged_on_two_real_worker
     """Issue 29: `python -m torch.distributed.launch --nnodes .. --node_rank $NODE_RANK --master_addr
     $MASTER_ADDR --master_port $MASTER_PORT --use_env ddp_train.py` (examples/components/ddp_train_per_node)
     failed with "invalid int value: '$NODE_RANK'". 2 x 1: each worker runs the command once, with its own
-    NODE_RANK, and PyTorch's launcher starts its process; one process group over both."""
+    NODE_RANK, and PyTorch's launcher starts its process; one process group over both. Its inputs are
+    ImageFolder trees of links (`layout: image_folder`), read by the script's torchvision ImageFolder."""
     owner = users["owner"]
     doc = trained_and_scored("ddp_train_per_node", digits_dataset(tmp_path, owner),
                              run_settings={"node_count": 2, "process_count_per_node": 1})
@@ -137,5 +138,7 @@ def test_the_originals_per_node_launch_command_runs_unchanged_on_two_real_worker
         assert (int(got_node), int(world), int(rank), int(local_rank)) == (node_rank, 2, node_rank, 0), found.group(0)
         assert f"process group: rank {node_rank} of 2" in text and f"rank {node_rank}: epoch 2/2" in text, text[-3000:]
     assert len(masters) == 1  # node 0's address and port on both nodes
+    assert "input 'Training data': 60 images as an ImageFolder tree of 10 class folders (links)" in \
+        (logs / "70_driver_log.txt").read_text()
     assert metric_steps(run) == {name: [1, 2] for name in METRICS}
     assert check_model_and_scores(run)["world_size"] == 2

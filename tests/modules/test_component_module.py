@@ -166,3 +166,69 @@ def test_a_distributed_job_its_launcher_ended_after_the_grace_completes_with_par
     stopped, = [e.data for e in events if e.type == "stopped"]
     assert stopped == {"how": ENDED, "grace": 7, "after": 7.1, "seen": False}
     assert "output 'Result' is empty: the script was ended before it wrote anything there" in log_text(node_dir)
+
+
+TREE_SCRIPT = textwrap.dedent("""\
+    import os, sys
+    data, out = sys.argv[1], sys.argv[2]
+    lines = []
+    for split in sorted(os.listdir(data)):
+        for cls in sorted(os.listdir(os.path.join(data, split))):
+            names = sorted(os.listdir(os.path.join(data, split, cls)))
+            lines.append(f"{split}/{cls}: " + ",".join(open(os.path.join(data, split, cls, n)).read() for n in names))
+    open(os.path.join(out, "seen.txt"), "w").write("\\n".join(lines))
+""")
+
+
+def image_directory_of(path, rows, classes):
+    """An ImageDirectory whose index points at files elsewhere (as Split's outputs do); each file holds its own name."""
+    path.mkdir(parents=True)
+    for file, _ in rows:
+        Path(file).parent.mkdir(parents=True, exist_ok=True)
+        Path(file).write_text(Path(file).parent.name + "/" + Path(file).name)
+    (path / "index.csv").write_text("path,label\n" + "".join(f"{f},{label}\n" for f, label in rows))
+    write_meta(path, "ImageDirectory", {"classes": classes, "count": len(rows), "labeled": True})
+    return artifact(path)
+
+
+def test_an_input_laid_out_as_an_image_folder_gets_class_folders_of_links_as_the_tutorial_reads_them(tmp_path):
+    """Issue 29: scripts read <data>/train/<class>/*.jpg and <data>/val/...; Split's outputs are index
+    files. Inputs declared `layout: image_folder` are ImageFolder trees of links; named train and val,
+    their parent is the tutorial's data folder. Two images of one name in a class both arrive."""
+    module = make_component(
+        tmp_path / "comp", TREE_SCRIPT, command="python script.py {inputs.train}/.. {outputs.result}",
+        inputs={"train": {"type": "ImageDirectory", "layout": "image_folder"},
+                "val": {"type": "ImageDirectory", "layout": "image_folder"}}, params={}, distributed=False)
+    src = tmp_path / "converted"
+    train = image_directory_of(tmp_path / "split1", [(f"{src}/a/1.png", "cat"), (f"{src}/b/1.png", "cat"),
+                                                      (f"{src}/a/2.png", "dog")], ["cat", "dog", "eel"])
+    val = image_directory_of(tmp_path / "split2", [(f"{src}/c/3.png", "dog")], ["cat", "dog", "eel"])
+    node_dir = tmp_path / "run" / "fit"
+    run(module, node_dir, {"train": train, "val": val})
+    assert (node_dir / "result" / "seen.txt").read_text().splitlines() == [
+        "train/cat: a/1.png,b/1.png", "train/dog: a/2.png", "train/eel: ",  # every class has its folder
+        "val/cat: ", "val/dog: c/3.png", "val/eel: "]
+    link = node_dir / "inputs" / "train" / "dog" / "2.png"
+    assert link.is_symlink() and link.resolve() == (src / "a" / "2.png").resolve()  # nothing copied
+    assert "input 'Train': 3 images as an ImageFolder tree of 3 class folders (links)" in log_text(node_dir)
+
+
+@pytest.mark.parametrize(("inputs", "field", "reason"), [
+    ({"data": {"type": "ImageDirectory", "layout": "tree"}}, "inputs.data.layout", "'tree' is not a layout"),
+    ({"data": {"type": "folder", "layout": "image_folder"}}, "inputs.data.layout",
+     "image_folder lays out the images of an ImageDirectory input, not of a AnyDirectory"),
+])
+def test_a_layout_other_than_an_image_folder_of_an_image_directory_is_refused(tmp_path, inputs, field, reason):
+    with pytest.raises(component.ComponentError) as e:
+        make_component(tmp_path / "comp", command="python script.py {inputs.data} {outputs.result}", inputs=inputs,
+                       params={})
+    assert (e.value.field, reason in e.value.reason) == (field, True), str(e.value)
+
+
+def test_an_unlabelled_image_or_a_class_that_is_not_a_folder_name_is_named(tmp_path):
+    module = make_component(tmp_path / "comp", TREE_SCRIPT, command="python script.py {inputs.data} {outputs.result}",
+                            inputs={"data": {"type": "ImageDirectory", "layout": "image_folder"}}, params={})
+    bad = image_directory_of(tmp_path / "bad", [(f"{tmp_path}/i/1.png", "../../etc")], ["../../etc"])
+    with pytest.raises(Exception, match=r"Tiny Command: the input 'Data' has a class '\.\./\.\./etc' that cannot be a folder"):
+        run(module, tmp_path / "run" / "n1", {"data": bad})
+    assert not (tmp_path / "etc").exists()
