@@ -105,7 +105,7 @@ def test_a_run_that_kept_an_earlier_epoch_is_compared_by_that_epoch(page, users,
     b = runs.submit(owner, tuner(0.008, 4), name="kept 4", inline=True)  # last .7, kept (its last) .7
     page.goto(f"{page.base}/runs/compare?runs={a.id},{b.id}")
     page.wait_for_selector("html[data-compare-ready=true]")
-    score = page.locator("#final-metrics tr[data-key='Toy tuning (fit): score']")
+    score = page.locator("#final-metrics tr[data-key='Toy tuning: score']")
     assert score.locator("td").all_inner_texts() == ["0.75 (step 2, kept)", "0.7 (step 4, kept)"]
     assert score.locator("td.best").get_attribute("data-run") == str(a.id)
     assert "at the kept epoch" in page.inner_text("#final-metrics thead")
