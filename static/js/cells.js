@@ -1,7 +1,7 @@
 /* X6 cells from the pipeline document (pure): a node's box, its ports, its label; a link's edge. */
 import { IN, OUT, nodeData, portId } from './document.js';
 import { bindingShort, bindingText } from './params.js';
-import { acceptedText, moduleOf } from './rules.js';
+import { moduleOf, takes } from './rules.js';
 import { fitText, wrapText } from './textfit.js';
 
 export const NODE_W = 200;
@@ -26,8 +26,8 @@ export const NODE_SHAPE = 'pd-module';
 export const LINK_SHAPE = 'pd-link';
 export const PROBLEM_RED = '#cf222e';
 
-/** "Untrained model (UntrainedModelDirectory or ModelDirectory): a model of ResNet..." (the port's help, if any). */
-const portTitle = (p) => `${p.label} (${acceptedText(p)}${p.optional ? ', optional' : ''})${p.help ? `: ${p.help}` : ''}`;
+/** "Images (images with a labels index, optional): ..." (the port's help, if any): its type in words, as messages say it. */
+const portTitle = (p) => `${p.label} (${takes(p)}${p.optional ? ', optional' : ''})${p.help ? `: ${p.help}` : ''}`;
 
 /** The x of the i-th of n ports along the node's top (inputs) or bottom (outputs) edge. */
 export const portX = (i, n) => PORTS_FROM + ((i + 0.5) * (PORTS_TO - PORTS_FROM)) / n;

@@ -42,7 +42,7 @@ export function nodeName(modules, node, withId = false) {
 /** A port's type as a sentence names it ("images with a labels index"); its type's name if the catalogue gives no words. */
 const typeWords = (port) => port.what || port.type;
 /** "an untrained PyTorch model and its settings or a trained model with its classes and transforms": what an input takes. */
-const takes = (port) => (port.accepts_what || [typeWords(port)]).join(' or ');
+export const takes = (port) => (port.accepts_what || [typeWords(port)]).join(' or ');
 
 /** Whether the links lead from node id `from` to node id `to`. */
 export function reaches(links, from, to) {
