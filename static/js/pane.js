@@ -1,6 +1,7 @@
 /* The right pane: its tabs, and the Module tab (the selected node's parameters, an htmx
  * fragment from the server; each edit goes back into the node's data, saved by autosave). */
 import { $, $$, muted } from './dom.js';
+import { scalingNote } from './scaling.js';
 import { editedData } from './document.js';
 
 /** The tabs (the ARIA tabs pattern: Tab reaches the chosen one, arrows, Home and End move among
@@ -83,9 +84,18 @@ export function nodePane(canvas, paneUrl, onSwap, empty) {
     if (!form || !node || form.dataset.node !== node.id) return;
     const data = editedData(node.getData(), fieldOf(e.target));
     if (data) node.setData(data, { overwrite: true });
+    noteScaling();
   }
 
-  document.body.addEventListener('htmx:afterSwap', (e) => { if (e.detail.target === panel) onSwap(); });
+  // under a training's run settings: what several processes change (Batch size is per process)
+  function noteScaling() {
+    const note = panel.querySelector('#scale-note');
+    if (!note || !node) return;
+    note.textContent = scalingNote(node.getData(), canvas.module(node));
+    note.hidden = !note.textContent;
+  }
+
+  document.body.addEventListener('htmx:afterSwap', (e) => { if (e.detail.target === panel) { noteScaling(); onSwap(); } });
   panel.addEventListener('change', onEdit);
   // Enter in a field must not send the form: edits are saved by autosave (no inline handler: CSP)
   panel.addEventListener('submit', (e) => e.preventDefault());

@@ -1,6 +1,7 @@
 """The right pane: parameters from the module declaration, inline server messages, comment,
 run settings for distributed modules only, Regenerate output; autosave and stale tabs."""
 import pytest
+from playwright.sync_api import expect
 
 from designer.pipelines.models import Pipeline
 from tests.e2e.helpers import node, open_designer, saved
@@ -17,8 +18,8 @@ def select(page, nid):
 
 
 def test_the_pane_edits_parameters_and_marks_bad_values_with_the_servers_message(page, users):
-    doc = pipeline([n("src", "toy_source", value=3), n("add", "toy_add"), n("dist", "toy_pane_distributed")],
-                   [link("src", "add"), link("add", "dist")])
+    doc = pipeline([n("src", "toy_source", value=3), n("add", "toy_add"), n("dist", "toy_pane_distributed"),
+                    n("train", "train_pytorch_model")], [link("src", "add"), link("add", "dist")])
     p = open_designer(page, users["owner"], doc)
     select(page, "src")
     assert page.input_value("#param-value") == "3"
@@ -68,6 +69,20 @@ def test_the_pane_edits_parameters_and_marks_bad_values_with_the_servers_message
     assert "must be between 1 and 64" in page.inner_text("#error-process_count_per_node")
     dist = saved(page).draft["nodes"][2]
     assert dist["parameters"]["mode"] == "slow" and dist["run_settings"] == {"node_count": 2, "process_count_per_node": 100}
+    assert page.locator("#scale-note").is_hidden()  # a module without a Batch size: its script decides
+
+    # a training: what 1 x 2 changes (Batch size is per process), said where it is chosen
+    select(page, "train")
+    assert page.locator("#scale-note").is_hidden()  # 1 x 1
+    page.fill("#rs-process_count_per_node", "2")
+    expect(page.locator("#scale-note")).to_have_text(
+        "2 processes, each with Batch size 16: a global batch of 32 images per step, and 2 times fewer steps per epoch than "
+        "1 process takes. To train as 1 process does, scale the learning rate with the global batch (Learning rate 0.001 → "
+        "0.002, with a few warm-up steps), or set Batch size to 8 to keep the global batch of 16.")
+    page.fill("#param-batch_size", "8")
+    expect(page.locator("#scale-note")).to_contain_text("Batch size 8: a global batch of 16 images per step")
+    page.locator("#scale-note").scroll_into_view_if_needed()
+    page.shot("scaling-note")
 
 
 def test_a_stale_tab_is_refused_and_offered_a_reload(page, users):
