@@ -12,7 +12,7 @@ PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_U
 
 .PHONY: run test worker serve bench deps chromium lint
 
-.venv/.installed: requirements.txt
+.venv/.installed: requirements.txt sdk/pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements.txt

@@ -10,10 +10,14 @@
                           (sdk/component_fields.py reads its fields)
 
 It imports nothing of the project, neither Django nor torch: modules, training, the engine and
-the web app import it.
+the web app import it. It is a package of its own (sdk/pyproject.toml), installed into the
+project's environment by `make deps`: a component's script imports it as any installed library.
+__version__ follows semantic versioning: the major number changes when a module or a script
+written for the SDK would have to change (a name removed, the metrics lines read otherwise).
 """
 from __future__ import annotations
 
 from sdk.script import log_metric, stop_requested
 
-__all__ = ["log_metric", "stop_requested"]
+__version__ = "1.0.0"
+__all__ = ["__version__", "log_metric", "stop_requested"]

@@ -9,7 +9,8 @@
         if stop_requested():              # a sweep's early-termination policy ended this trial
             break                         # write the outputs with the best so far, exit 0
 
-The designer runs the command with the project on PYTHONPATH, so the import works there; outside
+The SDK is installed into the designer's environment (sdk/pyproject.toml), so the import works in
+every command the designer runs, and wherever `pip install ./sdk` put it; outside
 the designer (no DESIGNER_METRICS_FILE in the environment) log_metric does nothing and
 stop_requested() is False, so the same script runs anywhere. In a distributed job only rank 0
 (RANK=0) records metrics; the others' calls do nothing.

@@ -83,10 +83,10 @@ def clean_environment(extra: dict[str, str] | None = None, base: Mapping[str, st
 
 def job_env(metrics_file: Path | None, stop_file: Path | None) -> dict[str, str]:
     """What a command runs with on top of clean_environment(): where sdk.script writes its
-    metrics and looks for the stop request; on PYTHONPATH the original's logging APIs first
-    (sdk.compat: `from azureml.core import Run`, `import mlflow` where no real mlflow is installed),
-    then the project (`from sdk import log_metric`)."""
-    path = [*compat.search_path(), str(ROOT), os.environ.get("PYTHONPATH")]
+    metrics and looks for the stop request; on PYTHONPATH the original's logging APIs (sdk.compat:
+    `from azureml.core import Run`, `import mlflow` where no real mlflow is installed), and nothing
+    of the project: the SDK is installed (sdk/pyproject.toml), `from sdk import log_metric` works as is."""
+    path = [*compat.search_path(), os.environ.get("PYTHONPATH")]
     env = {"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(filter(None, path))}
     if metrics_file is not None:
         env[METRICS_FILE_ENV] = str(metrics_file)

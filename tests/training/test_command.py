@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import sdk
 from sdk import compat
 from sdk.context import COOPERATIVE, ENDED, FINISHED, Stopped
 from sdk.errors import Cancelled, CommandFailed, CommandTimedOut
@@ -323,12 +324,24 @@ def test_the_distributed_entry_names_a_missing_code_folder(tmp_path):
     assert "training.command: cannot enter the code folder" in done.stderr and "nope" in done.stderr
 
 
-def test_job_env_puts_the_originals_logging_apis_then_the_project_first_on_pythonpath():
+def test_job_env_puts_the_originals_logging_apis_on_pythonpath_and_nothing_of_the_project(monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     env = command.job_env(Path("/m.jsonl"), Path("/STOP"))
-    path = env["PYTHONPATH"].split(os.pathsep)
-    assert path[:path.index(str(ROOT))] == compat.search_path()  # sdk/compat's azureml (and mlflow) shims
+    assert env["PYTHONPATH"].split(os.pathsep) == compat.search_path()  # sdk/compat's azureml (and mlflow) shims
     assert env["DESIGNER_METRICS_FILE"] == "/m.jsonl" and env["DESIGNER_STOP_FILE"] == "/STOP"
     assert "RANK" not in env and command.environment()["WORLD_SIZE"] == "1"
+
+
+def test_the_installed_sdk_is_what_a_script_imports_and_the_web_app_is_out_of_its_reach(tmp_path, monkeypatch):
+    """Issue 28: the SDK is a package installed into the environment (sdk/pyproject.toml, make deps),
+    not reached through the project's folder on PYTHONPATH; a script cannot import the web app."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    log = run(tmp_path, """
+        import importlib.metadata, importlib.util, sdk
+        from sdk import log_metric
+        print(sdk.__version__, importlib.metadata.version("pipeline-designer-sdk"), importlib.util.find_spec("designer"))
+    """)
+    assert log.read_text().split()[-3:] == [sdk.__version__, sdk.__version__, "None"]
 
 
 def test_the_script_starts_from_a_clean_environment_without_the_workers_secrets(tmp_path, monkeypatch):
@@ -343,7 +356,7 @@ def test_the_script_starts_from_a_clean_environment_without_the_workers_secrets(
     env = json.loads(log.read_text().splitlines()[-1])
     assert not set(secrets) & set(env), env
     assert env["CUDA_VISIBLE_DEVICES"] == "1" and env["TORCHELASTIC_RUN_ID"] == "r" and env["LANG"] == "C.UTF-8"
-    assert env["PATH"] == os.environ["PATH"] and str(ROOT) in env["PYTHONPATH"].split(os.pathsep)
+    assert env["PATH"] == os.environ["PATH"] and env["PYTHONPATH"].split(os.pathsep)[:len(compat.search_path())] == compat.search_path()
     assert env["DESIGNER_METRICS_FILE"] == str(tmp_path / "m.jsonl") and env["WORLD_SIZE"] == "1"
     assert set(env) <= set(command.KEPT) | {k for k in env if k.startswith(command.KEPT_PREFIXES)}, env
     # the distributed entry (each rank) too
