@@ -110,34 +110,40 @@ def test_the_ddp_script_runs_on_two_real_workers_with_a_driver_log_per_rank(work
     assert not Worker.objects.filter(reserved_by__isnull=False).exists()
 
 
-def test_the_originals_per_node_launch_command_runs_unchanged_on_two_real_workers(workers, users, tmp_path):
+@pytest.mark.parametrize(("nodes", "processes"), [(2, 1), (1, 2)])
+def test_the_originals_per_node_launch_command_runs_unchanged_on_real_workers(workers, users, tmp_path, nodes, processes):
     """Issue 29: `python -m torch.distributed.launch --nnodes .. --node_rank $NODE_RANK --master_addr
     $MASTER_ADDR --master_port $MASTER_PORT --use_env ddp_train.py` (examples/components/ddp_train_per_node)
     failed with "invalid int value: '$NODE_RANK'". 2 x 1: each worker runs the command once, with its own
-    NODE_RANK, and PyTorch's launcher starts its process; one process group over both. Its inputs are
+    NODE_RANK, and PyTorch's launcher starts its process; 1 x 2: one worker runs it once and the launcher
+    starts both processes; one process group of two either way. Its inputs are
     ImageFolder trees of links (`layout: image_folder`), read by the script's torchvision ImageFolder."""
     owner = users["owner"]
     doc = trained_and_scored("ddp_train_per_node", digits_dataset(tmp_path, owner),
-                             run_settings={"node_count": 2, "process_count_per_node": 1})
+                             run_settings={"node_count": nodes, "process_count_per_node": processes})
     run = wait_for_run(runs.submit(owner, doc).id, timeout=240)
     assert run.status == statuses.COMPLETED, {n.node_id: n.error for n in run.nodes.all() if n.error}
     train = run.nodes.get(node_id="train")
     launches = list(NodeLaunch.objects.filter(noderun=train))
-    assert sorted(x.worker.hostname for x in launches) == sorted(w.hostname for w in workers)
-    assert all(x.status == "exited" and x.exit_code == 0 for x in launches)
+    assert len(launches) == nodes and all(x.status == "exited" and x.exit_code == 0 for x in launches)
+    if nodes == 2:
+        assert sorted(x.worker.hostname for x in launches) == sorted(w.hostname for w in workers)
     logs = logs_of(run)
     assert "per-node launch: one command per node" in (logs / "70_mpi_log.txt").read_text()
+    texts = [(logs / f"70_driver_log_{n}.txt").read_text() for n in range(nodes)]  # one log per node: all its processes
+    assert not (logs / f"70_driver_log_{nodes}.txt").exists()
     masters = set()
-    for node_rank in (0, 1):  # one log per node: its launcher's and its processes' output
-        text = (logs / f"70_driver_log_{node_rank}.txt").read_text()
-        assert f"node {node_rank} of 2 (per-node launch" in text, text[:3000]
-        found = ENVIRONMENT.search(text)
-        assert found, text[:3000]
-        master_addr, master_port, got_node, world, rank, local_rank = found.groups()
+    for rank in (0, 1):
+        node_rank, local_rank = (rank, 0) if nodes == 2 else (0, rank)
+        text = texts[node_rank]
+        assert f"node {node_rank} of {nodes} (per-node launch: its command starts the node's {processes} processes)" in text
+        found = [m.groups() for m in ENVIRONMENT.finditer(text) if m.group(5) == str(rank)]
+        assert len(found) == 1, text[:3000]
+        master_addr, master_port, got_node, world, _, got_local = found[0]
         masters.add((master_addr, master_port))
-        assert (int(got_node), int(world), int(rank), int(local_rank)) == (node_rank, 2, node_rank, 0), found.group(0)
-        assert f"process group: rank {node_rank} of 2" in text and f"rank {node_rank}: epoch 2/2" in text, text[-3000:]
-    assert len(masters) == 1  # node 0's address and port on both nodes
+        assert (int(got_node), int(world), int(got_local)) == (node_rank, 2, local_rank), found
+        assert f"process group: rank {rank} of 2" in text and f"rank {rank}: epoch 2/2" in text, text[-3000:]
+    assert len(masters) == 1  # node 0's address and port for every process
     assert "input 'Training data': 60 images as an ImageFolder tree of 10 class folders (links)" in \
         (logs / "70_driver_log.txt").read_text()
     assert metric_steps(run) == {name: [1, 2] for name in METRICS}
