@@ -88,6 +88,8 @@ function show(data) {
   model.textContent = ep.model;
   model.href = registryPaths.modelPage(ep.model);
   $('#serving-version').textContent = String(ep.version);
+  $('#entry-script').hidden = !ep.entry_script;
+  $('#entry-script-name').textContent = ep.entry_script || '';
   // the serving processes still load the version asked for: its status says which one answers meanwhile
   $('#serves-word').textContent = (ep.status_message || '').startsWith('switching') ? 'Switching to' : 'Serves';
   $('#scoring-url').textContent = ep.scoring_url;

@@ -43,13 +43,17 @@ function openDialog(runId, nodeId, label, output) {
       deployBtn.disabled = false;
       result.textContent = r.error;
     });
+    // a model folder of its own is served by an entry script, which its page's Deploy takes
+    const own = v.format && v.format !== 'designer' && !v.has_onnx;
+    if (own) deployBtn.hidden = true;
     const body = h('div', { class: 'dialog-body', id: 'register-done' },
       h('p', { class: 'registered', role: 'status' }, `Registered ${v.name} version ${v.version}`),
-      muted('Deploy serves it at a real-time endpoint (HTTP, with a key); it answers once the model is packaged.'), result,
+      muted(own ? `A ${v.format} model folder: deploy it from its page (Open model, Deploy) with an entry script, init() and run(raw_data).`
+        : 'Deploy serves it at a real-time endpoint (HTTP, with a key); it answers once the model is packaged.'), result,
       h('div', { class: 'dialog-actions' }, button({ id: 'register-close', onclick: () => dialog.close() }, 'Close'),
         h('a', { class: 'button', id: 'open-model', href: v.page_url || registryPaths.modelPage(v.name) }, 'Open model'), deployBtn));
     form.replaceWith(body);
-    deployBtn.focus();
+    (own ? $('#open-model') : deployBtn).focus();
     document.dispatchEvent(new CustomEvent(REGISTERED, { detail: v }));
   }
 
