@@ -26,24 +26,30 @@ WEIGHTS_FILES = {
 }
 
 
-def missing_weights(params: dict, machines: tuple[Machine, ...] | None = None) -> list[tuple[str, str]]:
+def missing_weights(params: dict, machines: tuple[Machine, ...] | None = None,
+                    names: tuple[str, ...] = ()) -> list[tuple[str, str, tuple]]:
     """The pre-flight problem of a pretrained model whose weights file is on none of the machines
     that run modules (a run would fail: weights are never downloaded), as Module.preflight() says
-    it; [] when fine. `machines`: the live workers' reports, or None for this machine."""
+    it, with its one-click ways out: the first of the module's model `names` whose weights are
+    there, and unticking Pretrained; [] when fine. `machines`: the live workers' reports, or None
+    for this machine."""
     name = WEIGHTS_FILES.get(params.get("model_name"))
     if not params.get("pretrained") or name is None:
         return []
     machines = machines or (this_machine(),)
     if any(name in m.weights for m in machines):
         return []
+    here = next((n for n in names if any(WEIGHTS_FILES.get(n) in m.weights for m in machines)), None)
+    fixes = ((({"label": f"Use {here} (its weights are there)", "parameters": {"model_name": here}},) if here else ())
+             + ({"label": "Untick Pretrained", "parameters": {"pretrained": False}},))
     if len(machines) == 1:
         (m,) = machines
         where = "this machine" if m.name == "this machine" else f"worker {m.name}"
         return [("pretrained", f"the weights {name} are not on {where} ({m.weights_folder}): untick Pretrained, "
-                               "or copy the file there")]
+                               "or copy the file there", fixes)]
     folders = "; ".join(f"{m.name}: {m.weights_folder}" for m in machines)
     return [("pretrained", f"the weights {name} are on none of the {len(machines)} workers ({folders}): untick "
-                           "Pretrained, or copy the file to their torch hub folder")]
+                           "Pretrained, or copy the file to their torch hub folder", fixes)]
 
 
 def write_untrained_model(ctx, module_label: str, family: str, kwargs: dict) -> None:

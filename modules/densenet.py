@@ -21,7 +21,7 @@ class DenseNet(Module):
 
     @classmethod
     def preflight(cls, params, machines=None):
-        return missing_weights(params, machines)
+        return missing_weights(params, machines, MODEL_NAMES)
 
     def run(self, ctx):
         write_untrained_model(ctx, self.label, "densenet", {"memory_efficient": ctx.params["memory_efficient"]})

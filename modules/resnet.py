@@ -22,7 +22,7 @@ class ResNet(Module):
 
     @classmethod
     def preflight(cls, params, machines=None):
-        return missing_weights(params, machines)
+        return missing_weights(params, machines, MODEL_NAMES)
 
     def run(self, ctx):
         write_untrained_model(ctx, self.label, "resnet", {"zero_init_residual": ctx.params["zero_init_residual"]})

@@ -310,10 +310,11 @@ class Module:
         raise NotImplementedError
 
     @classmethod
-    def preflight(cls, params: dict, machines: tuple[Machine, ...] | None = None) -> list[tuple[str, str]]:
+    def preflight(cls, params: dict, machines: tuple[Machine, ...] | None = None) -> list[tuple]:
         """What would make a run fail on the machines that run modules and can be known before it
         is submitted (pretrained weights that are on none of them): (parameter name, reason)
-        pairs; [] when none. `params` are the node's values over the defaults, each checked fine;
+        pairs, or (name, reason, fixes) with its ways out, each {"label": "Untick Pretrained",
+        "parameters": {"pretrained": False}}, one click on the page; [] when none. `params` are the node's values over the defaults, each checked fine;
         `machines` the live workers as they reported themselves, or None when none did (then
         this machine: the embedded app runs its worker here). The pipeline's validation calls it
         at every save, in the web process: quick, plain Python, no torch."""

@@ -188,10 +188,11 @@ def _preflight_problems(node: dict, module, machines=None) -> list[Problem]:
     waits for then."""
     bound = node.get("bindings") or {}
     found = []
-    for name, reason in module.preflight(module.resolved_params(node.get("parameters", {})), machines):
+    for name, reason, *fixes in module.preflight(module.resolved_params(node.get("parameters", {})), machines):
         param = module.param(name)
-        if name not in bound:
-            found.append(Problem(f"{param.label if param else name}: {reason}", "preflight", node=node["id"], param=name))
+        if name not in bound:  # fixes: the ways out a click applies on the page
+            found.append(Problem(f"{param.label if param else name}: {reason}", "preflight", node=node["id"], param=name,
+                                 fixes=tuple(fixes[0]) if fixes else None))
     return found
 
 

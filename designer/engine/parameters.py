@@ -18,6 +18,7 @@ import copy
 import math
 import re
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from designer.engine.problems import PipelineInvalid, Problem, labelled
 from sdk.declarations import Bool, Float, Int, Module, Param, Text
@@ -118,7 +119,7 @@ def _declaration_problems(decls: list[dict]) -> list[Problem]:
 
 def _binding_problems(nid: str, module, module_param: str, name: str, declared: dict) -> list[Problem]:
     found = []
-    where = {"node": nid, "param": module_param, "pipeline_parameter": name}
+    where: dict[str, Any] = {"node": nid, "param": module_param, "pipeline_parameter": name}
     param = module.param(module_param)
     if param is None:
         known = ", ".join(p.name for p in module.params) or "none"

@@ -26,6 +26,8 @@ class Problem:
     node_label: str | None = None
     # how the text names `port`: its label ("Image transformation"), once labelled() found it
     port_label: str | None = None
+    # one-click ways out, each {"label": ..., "parameters": {name: value}} for `node` (a preflight's)
+    fixes: tuple | None = None
 
     def __str__(self) -> str:
         where, message = [], self.message

@@ -67,6 +67,7 @@ const paramsView = paramsPanel(graph, store, problems.list);
 const targetView = computeTargetPanel(extra, boot.compute_targets || [], () => saver.schedule());
 const pane = nodePane(canvas, $('.designer').dataset.paneUrl, problems.markPane, (panel) => { paramsView.show(panel); targetView.show(panel); });
 bindingMenu(pane, store, catalogue.modules);
+problems.onFixed((n) => { canvas.select(n); pane.show(n); });
 problems.onParamProblem((name) => {
   canvas.select([]);
   $('#tab-module').dispatchEvent(new CustomEvent('pane:show', { bubbles: true })); // shown if it was hidden

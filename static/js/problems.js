@@ -74,6 +74,16 @@ export function problemsView(canvas, modules, initial) {
     if (n) { canvas.select(n); graph.centerCell(n); } else if (p.pipeline_parameter) showParam(p.pipeline_parameter);
   }
 
+  /** @type {(node: any) => void} */
+  let fixed = () => {}; // set by the page: show the node's form again
+  function applyFix(p, fix) {
+    const n = p.node && graph.getCellById(p.node);
+    if (!n || !n.isNode()) return;
+    const data = n.getData();
+    n.setData({ ...data, parameters: { ...(data.parameters || {}), ...fix.parameters } }, { overwrite: true });
+    fixed(n);
+  }
+
   let barSays = null; // what the bar says: drawn again only when that changes (a screen reader reads it out)
   function paintBar() {
     const bar = $('#problems');
@@ -88,7 +98,9 @@ export function problemsView(canvas, modules, initial) {
     bar.className = 'problems-bar bad';
     bar.replaceChildren(
       h('strong', {}, `${problems.length} problem(s): `),
-      h('ul', {}, problems.map((p) => h('li', {}, button({ class: 'link', onclick: () => goTo(p) }, text(p))))),
+      h('ul', {}, problems.map((p) => h('li', {}, button({ class: 'link', onclick: () => goTo(p) }, text(p)),
+        // the server's ways out (a pretrained model whose weights are not there): one click each
+        ...(p.fixes || []).map((f) => button({ class: 'fix', 'data-fix': JSON.stringify(f.parameters), onclick: () => applyFix(p, f) }, f.label))))),
     );
   }
 
@@ -124,5 +136,7 @@ export function problemsView(canvas, modules, initial) {
     markPane,
     /** A problem about a pipeline parameter alone, clicked: show(name) brings its card into view. */
     onParamProblem(show) { showParam = show; },
+    /** A fix applied to a node (a problem's button): shown(node) shows its form with the new values. */
+    onFixed(shown) { fixed = shown; },
   };
 }

@@ -29,3 +29,14 @@ def test_missing_pretrained_weights_are_shown_before_submit(page, users):
     page.uncheck("#node-form [data-param=pretrained]")
     page.wait_for_selector("#problems >> text=No problems: ready to submit.")
     assert error.inner_text() == ""
+
+    # the default ResNet, just dropped: the way out is one click in the problems bar
+    page.check("#node-form [data-param=pretrained]")  # Pretrained again
+    fix = bar.locator("button.fix")
+    fix.wait_for()
+    assert fix.inner_text() == "Untick Pretrained"
+    page.shot("weights-missing-fix")
+    fix.click()
+    page.wait_for_selector("#problems >> text=No problems: ready to submit.")
+    assert not page.is_checked("#node-form [data-param=pretrained]")
+    page.wait_for_function("!window.designer.toDraft().nodes[0].parameters.pretrained")

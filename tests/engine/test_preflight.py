@@ -34,6 +34,8 @@ def test_missing_pretrained_weights_are_a_problem_of_the_pretrained_parameter(hu
     assert [(p.code, p.node, p.param) for p in problems] == [("preflight", "n5", "pretrained")]
     assert problems[0].message == (f"Pretrained: the weights resnet18-f37072fd.pth are not on this machine ({hub}): "
                                    "untick Pretrained, or copy the file there")
+    # the way out, one click on the page: no other ResNet's weights are here either
+    assert list(problems[0].as_dict()["fixes"]) == [{"label": "Untick Pretrained", "parameters": {"pretrained": False}}]
 
 
 def test_the_default_resnet_names_the_file_of_its_default_model(hub):
@@ -97,4 +99,8 @@ def test_with_workers_the_weights_must_be_on_one_of_them_not_on_the_web_machine(
                             "or copy the file to their torch hub folder")
     has_it = Machine("w2@gpu-b", "/x", frozenset({"resnet18-f37072fd.pth"}))
     assert graph.validate(doc, CAT, (w1, has_it)) == []  # this machine's empty folder does not count
+    # the default ResNet where another one's weights are: that one is offered first
+    (default,) = graph.validate(pipeline([node("r", "resnet")], []), CAT, (w1, has_it))
+    assert [f["label"] for f in default.fixes] == ["Use resnet18 (its weights are there)", "Untick Pretrained"]
+    assert default.fixes[0]["parameters"] == {"model_name": "resnet18"}
     assert [p.code for p in graph.validate(doc, CAT)] == ["preflight"]  # no worker said: this machine
