@@ -38,8 +38,9 @@ def check(owner, source, name=None) -> tuple[str, str]:
     try:
         tree = ast.parse(source, filename=name)
     except SyntaxError as e:
-        raise RegistryError(f"entry_script: {name}, line {e.lineno}: {e.msg}") from None
-    except ValueError as e:  # a NUL byte
+        where = f", line {e.lineno}:" if e.lineno else " cannot be compiled:"  # a NUL byte has no line
+        raise RegistryError(f"entry_script: {name}{where} {e.msg}") from None
+    except ValueError as e:  # a NUL byte (older Pythons)
         raise RegistryError(f"entry_script: {name} cannot be compiled: {e}") from None
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     missing = [f for f in ("init()", "run(raw_data)") if f.split("(")[0] not in functions]

@@ -77,13 +77,13 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None, out
     name, tags = check_name(name), check_tags(tags)
     if not isinstance(description, str):
         raise RegistryError("description must be text")
+    if output is not None and not isinstance(output, str):
+        raise RegistryError(f"`output` is the name of the node's output port (text), got {type(output).__name__}")
     if not _is_id(run_id):
         raise RegistryError(f"`run` is a run's id (a whole number), got {run_id!r}")
     run = Run.objects.filter(pk=run_id, owner=owner).first()
     if run is None:
         raise RegistryError(f"you have no run {run_id!r}", status=404)
-    if output is not None and not isinstance(output, str):
-        raise RegistryError(f"`output` is the name of the node's output port (text), got {type(output).__name__}")
     model_dir, onnx_dir, source = _sources(run, node_id, output or None)
     fmt = custom_model.DESIGNER if onnx_dir is not None else custom_model.format_of(model_dir)
     info = model_format.read_info(model_dir) if fmt == custom_model.DESIGNER else {}
