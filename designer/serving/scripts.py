@@ -5,7 +5,8 @@ global it changes, memory it takes are its process's).
 
 The process starts when the endpoint is loaded (init() runs then; an init() that fails fails the
 load, naming the script's line) with a clean environment: the system's variables a Python needs
-(KEPT), AZUREML_MODEL_DIR (the version's folder, as the original sets it), and none of this
+(KEPT), AZUREML_MODEL_DIR (the version's folder, as the original sets it; `Model.get_model_path`
+of azureml.core, sdk/compat, answers it), and none of this
 process's settings (no SECRET_KEY, DATABASE_URL, broker URL). Requests go to it one at a time on
 a thread of the endpoint's own (which starts the process, too). A run() that does not answer within `run_seconds` (setting
 SERVING_SCRIPT_SECONDS) ends its process (504); a process that died answers 502 once and starts
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from designer.serving import script_host
+from sdk import compat
 
 HOST = Path(script_host.__file__)
 KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME",
@@ -121,6 +123,8 @@ class ScriptDeployment:
         env = {k: v for k, v in os.environ.items() if k in KEPT or k.startswith("LC_")}
         env.update({"AZUREML_MODEL_DIR": str(self.folder), "AZUREML_ENTRY_SCRIPT": self.script.name,
                     "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                    # the original's `from azureml.core.model import Model` (sdk/compat): Model.get_model_path
+                    "PYTHONPATH": os.pathsep.join(compat.search_path()),
                     # the original's scripts load whole models saved by torch.save (torch.load's default before 2.6)
                     "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
         self.proc = subprocess.Popen([sys.executable, str(HOST), str(self.script)], cwd=self.home, env=env,

@@ -102,9 +102,10 @@ def test_a_components_torch_save_model_registers_and_its_entry_script_answers_ov
 
 PLAIN = """\
 import json, os, sys, time
+from azureml.core.model import Model
 def init():
     global folder
-    folder = os.environ["AZUREML_MODEL_DIR"]
+    folder = Model.get_model_path("plain")  # the original's way: AZUREML_MODEL_DIR
     print("init: printed, not answered")
 def run(raw_data):
     data = json.loads(raw_data)
@@ -128,7 +129,7 @@ def test_the_scripts_process_answers_in_order_and_survives_its_own_mistakes(tmp_
         with pytest.raises(ScriptError, match=r"^endpoint 'plain': score.py: run\(\) returned a set, which cannot be answered as JSON") as e:
             d._exchange('{"set": true}')
         assert e.value.status == 500
-        with pytest.raises(ScriptError, match=r"^endpoint 'plain': score.py, line 11, in run: SystemExit: 2$"):
+        with pytest.raises(ScriptError, match=r"^endpoint 'plain': score.py, line 12, in run: SystemExit: 2$"):
             d._exchange('{"exit": true}')  # sys.exit in run(): the request's error, the process goes on
         pid = d.proc.pid
         with pytest.raises(ScriptError, match=r"did not answer within 1 s \(setting SERVING_SCRIPT_SECONDS\)") as e:
