@@ -5,6 +5,7 @@
  * the dialog, which stays open. From a finished run to an endpoint: Register model, Register, Deploy. */
 import { api, errorOf } from './api.js';
 import { $, button, h, muted } from './dom.js';
+import { loadFigures } from './modelfigures.js';
 import { REGISTERED, REGISTRABLE_STATUSES, deploy, parseTags, registrableOutputs, registryPaths, safeName } from './registry.js';
 
 /** The pipeline's name as the top bar shows it (it follows a rename). */
@@ -20,11 +21,17 @@ function openDialog(runId, nodeId, label, output) {
   const description = h('textarea', { id: 'register-description', rows: 2 });
   const tags = h('textarea', { id: 'register-tags', rows: 2, placeholder: 'dataset=digits, stage=test', 'aria-describedby': 'register-tags-help' });
   const problem = h('p', { class: 'dialog-problems', id: 'register-error', role: 'alert' });
+  // the figure to choose a model by, beside the best of the pipeline's recent runs (modelfigures.js)
+  const figures = h('div', { class: 'register-figures', id: 'register-figures' });
+  const pipelineId = (location.pathname.match(/^\/pipelines\/(\d+)\//) || [])[1];
+  if (pipelineId) {
+    loadFigures(pipelineId, runId, nodeId, (s) => REGISTRABLE_STATUSES.includes(s)).then((lines) => figures.replaceChildren(...lines));
+  }
   const go = button({ class: 'primary', id: 'register-submit' }, 'Register');
   go.type = 'submit';
   const cancel = button({ id: 'register-cancel' }, 'Cancel');
   const form = h('form', { method: 'dialog', class: 'dialog-body', novalidate: true },
-    muted(`The model of ${label} in run #${runId} is copied into the registry as the next version of this name.`), problem,
+    muted(`The model of ${label} in run #${runId} is copied into the registry as the next version of this name.`), figures, problem,
     field('register-name', 'Name', name, 'Letters, digits, "_", "-" or "."; the same name again makes version 2, 3…'),
     field('register-description', 'Description (optional)', description),
     field('register-tags', 'Tags (optional)', tags, 'key=value, separated by commas or new lines'),

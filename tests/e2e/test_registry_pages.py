@@ -22,7 +22,9 @@ from designer.pipelines.models import (
     Endpoint,
     EndpointError,
     EndpointStats,
+    Event,
     ModelVersion,
+    NodeRun,
     Pipeline,
     RegisteredModel,
     Run,
@@ -305,8 +307,17 @@ def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, re
     page.set_viewport_size({"width": 1024, "height": 768})
     page.shot("outputs-1024")
 
+    # an earlier run of the pipeline whose training did better (as its stored events say)
+    better = Run.objects.create(owner=owner, pipeline=run.pipeline, name=run.name, snapshot=run.snapshot, status="completed")
+    NodeRun.objects.create(run=better, node_id="train", kind="train_pytorch_model", status="completed")
+    Event.objects.create(run=better, node_id="train", type="metric", data={"name": "validation_top1_accuracy", "value": 1.0, "step": 1})
     page.click("#register-model")  # click 1
     dialog = page.locator("#register-dialog")
+    # the figure to choose by: this model's, and the better run's, with the way to it
+    dialog.locator(".figure-better").wait_for()
+    assert dialog.locator(".figure-mine").inner_text().startswith("validation_top1_accuracy of this model: 0.")
+    assert dialog.locator(".figure-better").inner_text() == (f"Run #{better.id} of this pipeline has a better one: 1. "
+                                                             f"Open run #{better.id} to register its model instead.")
     assert dialog.locator("#register-name").input_value() == "Digits-example-copy"  # the pipeline's name, name-safe
     page.fill("#register-tags", "data=sklearn, oops")
     page.click("#register-submit")
