@@ -84,7 +84,7 @@ class Server:
         self.flusher.stop()
         for served in list(self.endpoints.served.values()):
             if isinstance(served.deployment, scripts.ScriptDeployment):
-                served.deployment.close()
+                served.deployment.close(grace=0)
         self.decoder.shutdown(wait=False, cancel_futures=True)
         self.large.shutdown(wait=False, cancel_futures=True)
 

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "LC_ALL", "
         "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "TORCH_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR",
         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
+CLOSE_GRACE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class ScriptDeployment:
         self.folder, self.limits = folder, limits
         self.calls = self.scored = 0  # GET /healthz shows them, as for an ONNX endpoint
         self.waiting = 0
+        self.closed = False
         self.home = Path(tempfile.mkdtemp(prefix=f"entry-script-{endpoint}-"))
         self.script = self.home / script_name
         self.script.write_text(source, encoding="utf-8")
@@ -72,7 +75,7 @@ class ScriptDeployment:
         try:
             self.thread.submit(self._start).result()
         except BaseException:
-            self.close()
+            self.close(grace=0)
             raise
 
     # ------------------------------------------------------------------ on the event loop
@@ -84,11 +87,26 @@ class ScriptDeployment:
         self.waiting += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self.thread, self._exchange, text)
+        except RuntimeError as e:  # closed: replaced by another script or version, or deleted, a moment ago
+            if not self.closed:
+                raise
+            raise ScriptError(503, f"endpoint {self.endpoint!r} changed while the request came: send it again") from e
         finally:
             self.waiting -= 1
 
-    def close(self) -> None:
-        """Once the requests under way are answered (they are before it on the thread), the process ends."""
+    def close(self, grace: float = CLOSE_GRACE_SECONDS) -> None:
+        """After `grace` seconds (a request that took this deployment just before it was replaced
+        is still answered by it), and once the requests under way are answered (they are before it
+        on the thread), the process ends."""
+        if grace <= 0:
+            self._close_now()
+            return
+        timer = threading.Timer(grace, self._close_now)
+        timer.daemon = True
+        timer.start()
+
+    def _close_now(self) -> None:
+        self.closed = True
         self.thread.submit(self._stop)
         self.thread.shutdown(wait=False)
 
