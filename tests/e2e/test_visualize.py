@@ -84,6 +84,9 @@ def test_visualize_shows_images_scores_and_evaluation(page, users):
     cells = page.evaluate("[...document.querySelectorAll('table.confusion tbody tr')].map(r => [...r.cells].map(c => c.textContent))")
     assert cells == [["0", "1", "1"], ["1", "1", "0"]]
     assert "0.3333" in page.locator("table.metrics").inner_text()
+    # the matrix stays inside the pane (a wide one scrolls sideways within it)
+    held, tab = page.locator(".confusion-scroll").bounding_box(), page.locator("#tab-visualize").bounding_box()
+    assert held["x"] >= tab["x"] and held["x"] + held["width"] <= tab["x"] + tab["width"] + 0.5
     page.shot("evaluation")
 
 
