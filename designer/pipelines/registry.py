@@ -130,7 +130,7 @@ def _sources(run: Run, node_id, port: str | None = None) -> tuple[Path, Path | N
             raise RegistryError(f"{label} ({node_id}) outputs no model: {NO_MODEL}")
         return _declared_model(run, node_id, label, port), None, node
     if port not in (None, SOURCES[node["kind"]]):
-        raise RegistryError(f"{label} ({node_id}) has no output {port!r}: its model is {SOURCES[node['kind']]!r}")
+        raise RegistryError(f"{label} ({node_id}) has no output {port[:80]!r}: its model is {SOURCES[node['kind']]!r}")
     output = _completed_output(run, node_id, label, SOURCES[node["kind"]])
     if node["kind"] == TRAIN_KIND:
         return output, None, node
@@ -158,7 +158,7 @@ def _declared_model(run: Run, node_id: str, label: str, port: str | None) -> Pat
                             "say which one with `output`")
     port = port or models[0]
     if port not in outputs:
-        raise RegistryError(f"{label} ({node_id}) has no output {port!r}: its outputs are {', '.join(outputs) or 'none'}")
+        raise RegistryError(f"{label} ({node_id}) has no output {port[:80]!r}: its outputs are {', '.join(outputs) or 'none'}")
     if port not in models:
         raise RegistryError(f"the output {port!r} of {label} ({node_id}) is a {_type_of(outputs[port]) or 'folder'}, "
                             f"not a model: {NO_MODEL}")

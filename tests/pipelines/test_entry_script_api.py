@@ -4,6 +4,9 @@ bad file name; a user without the permission to run code; a model folder of its 
 script), and a switch to another script. tests/serving/test_entry_scripts.py serves them."""
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from designer.pipelines import entry_scripts
@@ -71,3 +74,53 @@ def test_an_endpoint_switches_to_another_script_and_says_which_serves_it(owner_c
 def test_registering_names_the_output_port_as_text(owner_client):
     r = owner_client.post("/api/models", {"run": 1, "node": "fit", "name": "m", "output": ["model"]}, content_type="application/json")
     assert r.status_code == 400 and r.json()["error"] == "`output` is the name of the node's output port (text), got list"
+
+
+@pytest.fixture
+def component_run(users, settings):
+    """A completed run of a component with two model outputs (a torch.save folder, an ONNX file) and a plain folder."""
+    from designer.pipelines.models import NodeRun, Run
+    from sdk.formats.meta import write_meta
+
+    Path(settings.ARTIFACT_ROOT).mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="entry-script-test-", dir=settings.ARTIFACT_ROOT))
+    outputs = {}
+    for port, kind, files in (("weights", "ModelDirectory", {"model.pt": b"w"}), ("graph", "OnnxModel", {"net.onnx": b"g"}),
+                              ("report", "AnyDirectory", {"report.txt": b"r"})):
+        folder = root / "fit" / port
+        folder.mkdir(parents=True)
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+        write_meta(folder, kind)
+        outputs[port] = str(folder)
+    run = Run.objects.create(owner=users["owner"], name="r", status="completed",
+                             snapshot={"nodes": [{"id": "fit", "kind": "not_installed_any_more", "parameters": {"epochs": 3}},
+                                                 {"id": "score", "kind": "score_image_model", "parameters": {}}], "links": []})
+    NodeRun.objects.create(run=run, node_id="fit", kind="not_installed_any_more", status="completed", outputs=outputs)
+    NodeRun.objects.create(run=run, node_id="score", kind="score_image_model", status="completed", outputs=outputs)
+    return run
+
+
+@pytest.mark.parametrize("output, status, error", [
+    (None, 400, "has 2 model outputs (weights, graph): say which one with `output`"),
+    ("report", 400, "the output 'report' of not_installed_any_more (fit) is a AnyDirectory, not a model: register the output"),
+    ("nope", 400, "has no output 'nope': its outputs are weights, graph, report"),
+])
+def test_a_components_model_output_is_named_where_it_has_several(owner_client, component_run, output, status, error):
+    r = owner_client.post("/api/models", {"run": component_run.id, "node": "fit", "name": "m", "output": output},
+                          content_type="application/json")
+    assert r.status_code == status and error in r.json()["error"], r.json()
+
+
+def test_each_model_output_of_a_component_registers_with_its_format(owner_client, component_run):
+    formats = {}
+    for port in ("weights", "graph"):
+        r = owner_client.post("/api/models", {"run": component_run.id, "node": "fit", "name": "m", "output": port},
+                              content_type="application/json")
+        assert r.status_code == 201, r.json()
+        formats[port] = (r.json()["format"], r.json()["status"], r.json()["lineage"]["parameters"])
+    assert formats == {"weights": ("pytorch", "ready", {"epochs": 3}), "graph": ("onnx", "ready", {"epochs": 3})}
+    # a built-in module's output is no model to register, whatever its folder's type
+    r = owner_client.post("/api/models", {"run": component_run.id, "node": "score", "name": "m", "output": "weights"},
+                          content_type="application/json")
+    assert r.status_code == 400 and "Score Image Model (score) outputs no model" in r.json()["error"]
