@@ -128,7 +128,9 @@ function makeGraph(container, rules, onRefusal, drawing, onDropped) {
  */
 export function arrange(node) {
   const box = nodeBox(nameLines(node.getPorts()), !!node.attr('bindings/title'), !!node.attr('progress/text'));
-  node.attr({ label: { refY: box.label }, status: { refY: box.status }, progress: { refY: box.progress }, bindings: { refY: box.bindings } }, SILENT);
+  // the problem badge on the label's line, where the label leaves it room: not over the input ports' names
+  node.attr({ label: { refY: box.label }, badge: { refY: box.label }, status: { refY: box.status }, progress: { refY: box.progress },
+    bindings: { refY: box.bindings } }, SILENT);
   if (node.getSize().height !== box.height) node.resize(NODE_W, box.height, SILENT);
 }
 

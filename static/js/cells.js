@@ -128,7 +128,7 @@ export function nodeMeta(doc, pos, links, catalogue) {
   const label = nodeLabel(doc, m, catalogue.datasets);
   return {
     id: doc.id, shape: NODE_SHAPE, x: pos.x, y: pos.y, width: NODE_W, height: box.height, data: nodeData(doc),
-    attrs: { label: { text: labelText(label, false), refY: box.label }, labelTip: { title: label }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind },
+    attrs: { label: { text: labelText(label, false), refY: box.label }, badge: { refY: box.label }, labelTip: { title: label }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind },
       status: { refY: box.status }, progress: { refY: box.progress }, bindings: { text: bound.text, title: bound.title, refY: box.bindings } },
     ports: { items },
   };

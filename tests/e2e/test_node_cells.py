@@ -65,6 +65,14 @@ def test_port_names_are_drawn_apart_by_their_ports_and_clear_of_the_label_and_st
     out = name_of(page, "train", "out:trained_model")
     assert shown(out) == "Trained model" and out.is_visible() and inside(out.bounding_box(), body)
     assert all(disjoint(out.bounding_box(), b) for b in names)
+    # a problem's badge goes on the label's line, clear of the input ports' names and of the label
+    page.evaluate("""() => { const n = designer.graph.getCellById('train');
+                              n.setData({ ...n.getData(), parameters: { ...n.getData().parameters, bogus: 1 } }, { overwrite: true }); }""")
+    badge = node(page, "train").locator(".node-badge")
+    expect(badge).to_have_text("⚠ 1")
+    page.wait_for_function("document.querySelector('#canvas [data-cell-id=train] .node-label').textContent.length > 0")
+    assert inside(badge.bounding_box(), body) and all(disjoint(badge.bounding_box(), b) for b in names), (badge.bounding_box(), names)
+    assert disjoint(badge.bounding_box(), label.bounding_box()), (badge.bounding_box(), label.bounding_box())
     page.shot(f"train-node-{width}")
 
 
