@@ -72,7 +72,8 @@ function curves() {
   for (const m of data.metrics) {
     const step = m.step || 'step'; // what a step counts: "epoch" for Train PyTorch Model
     const canvas = h('canvas', { 'aria-label': `${m.label} by ${step}, one line per run`, 'data-metric': m.label });
-    grid.append(h('div', { class: 'chart-card' }, h('h3', {}, m.label), h('div', { class: 'chart' }, canvas)));
+    // the legend takes a line per run: the chart grows with it, so that the plot keeps its height
+    grid.append(h('div', { class: 'chart-card' }, h('h3', {}, m.label), h('div', { class: 'chart', style: `height: ${200 + 24 * runs.length}px` }, canvas)));
     // a diamond at the epoch whose model the run kept (as on the sweep page)
     const series = runs.map((run, i) => ({ label: runLabel(run), points: m.curves[i], colour: runColour(i), marked: m.kept_step ? m.kept_step[i] : null }))
       .filter((s) => s.points.length);

@@ -32,7 +32,7 @@ def test_two_real_runs_side_by_side_from_the_runs_list(page, users, request):
     p = Pipeline.objects.create(owner=owner, name="trainer", draft=trainer(3, 1))
     a = runs.submit(owner, trainer(3, 1), pipeline=p, name=p.name, inline=True)
     b = runs.submit(owner, trainer(6, 4), pipeline=p, name=p.name, inline=True)
-    runs.submit(owner, trainer(2, 1), pipeline=p, name=p.name, inline=True)  # listed, not picked
+    c = runs.submit(owner, trainer(2, 1), pipeline=p, name=p.name, inline=True)  # listed, not picked
 
     page.goto(page.base + "/")
     duration = page.inner_text(f"#recent-runs tr[data-run='{a.id}'] td.duration")
@@ -59,7 +59,8 @@ def test_two_real_runs_side_by_side_from_the_runs_list(page, users, request):
     assert loss.locator("td.best").get_attribute("data-run") == str(b.id)
     accuracy = page.locator("#final-metrics tr[data-key='Toy training: accuracy']")
     assert accuracy.locator("td.best").get_attribute("data-run") == str(b.id)
-    assert page.locator("#final-metrics tr[data-key='Toy add (add): total'] td.best").count() == 0  # no way is better
+    total = page.locator("#final-metrics tr[data-key='Toy add: total']")
+    assert total.count() == 1 and total.locator("td.best").count() == 0  # no way is better
 
     # every metric's curves, one line per run, named in the legend
     assert page.locator("#curves canvas").count() == 3
@@ -69,6 +70,19 @@ def test_two_real_runs_side_by_side_from_the_runs_list(page, users, request):
     full_shot(page, request, "compare-1440")
     page.set_viewport_size({"width": 1024, "height": 900})
     full_shot(page, request, "compare-1024")
+
+    # four runs: every chart's plot keeps its height under the legend, and the last epoch's marker is drawn whole
+    d = runs.submit(owner, trainer(4, 2), pipeline=p, name=p.name, inline=True)
+    page.goto(f"{page.base}/runs/compare?runs={a.id},{b.id},{c.id},{d.id}")
+    page.wait_for_selector("html[data-compare-ready=true]")
+    for width in (1440, 1024):
+        page.set_viewport_size({"width": width, "height": 900})
+        areas = page.evaluate("""[...document.querySelectorAll('#curves canvas')].map(c => { const ch = Chart.getChart(c);
+            ch.resize(); return [ch.chartArea.bottom - ch.chartArea.top, ch.width - ch.chartArea.right, ch.chartArea.top]; })""")
+        assert all(height >= 150 and right >= 6 and top >= 6 for height, right, top in areas), (width, areas)
+    full_shot(page, request, "compare-4-runs-1024")
+    page.goto(f"{page.base}/runs/compare?runs={b.id},{a.id}")
+    page.wait_for_selector("html[data-compare-ready=true]")
 
     # a run's page is one click away
     page.click(f"#compared-runs a:text('Run #{a.id}')")

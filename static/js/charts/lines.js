@@ -13,6 +13,8 @@ export function lineChart(canvas, { xTitle = 'step', yTitle = '', logWhenSpread 
       animation: false,
       parsing: false,
       maintainAspectRatio: false,
+      // room for the last epoch's marker (a diamond of radius 6) at the plot's right and top edges
+      layout: { padding: { right: 8, top: 8 } },
       interaction: { mode: 'nearest', intersect: false },
       scales: {
         x: { type: 'linear', title: { display: true, text: xTitle }, ticks: { precision: 0 } },
@@ -37,6 +39,7 @@ export function lineChart(canvas, { xTitle = 'step', yTitle = '', logWhenSpread 
       pointRadius: s.points.map(([x]) => (x === s.marked ? 6 : s.points.length > 60 ? 0 : 2)),
       pointStyle: s.points.map(([x]) => (x === s.marked ? 'rectRot' : 'circle')),
       hidden: hidden.has(s.label),
+      clip: 8, // a marker on the plot's edge is drawn whole, not cut in half
       // a shorter line over a longer one: where runs agree, the one that stopped early stays seen
       order: s.points.length,
     }));
