@@ -8,8 +8,8 @@ modules: scikit-learn's digits at 32x32, Split Image Directory 0.75 with seed 0:
 450 validation images), ResNet-18 from scratch, 6 epochs, learning rate 0.05 after 20 warm-up
 steps then a cosine, seed s. For each seed: `python -m training.train` in
 one process with batch GLOBAL_BATCH, and the same code as the designer starts it for 2 x 1: two
-torchruns (c10d rendezvous, `training.launch.torchrun_command`), each with one process of batch
-GLOBAL_BATCH / 2, under training.rank. SYNC_BN=1 adds a third run per seed: 2 x 1 with
+torchruns (c10d rendezvous, `supervision.launch.torchrun_command`), each with one process of batch
+GLOBAL_BATCH / 2, under supervision.rank. SYNC_BN=1 adds a third run per seed: 2 x 1 with
 --sync-bn. One thread per process (the machine's cores are shared); the runs go one after the
 other, so that they do not slow each other.
 
@@ -32,7 +32,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from training import launch  # noqa: E402 - after the path
+from supervision import launch  # noqa: E402 - after the path
 
 SEEDS = [int(s) for s in os.environ.get("SEEDS", "1,2,3").split(",")]
 EPOCHS = int(os.environ.get("EPOCHS", "6"))

@@ -345,7 +345,7 @@ class _Watcher(threading.Thread):
         self.start()
 
     def run(self):
-        from tests.training.test_command import alive
+        from tests.supervision.test_command import alive
 
         while not self.stopping.is_set() and len(self.ended) < 3:
             if self.seen is None and self.path.exists():

@@ -7,8 +7,8 @@ its run() runs the file's command on the worker, in a copy of the code in the no
     <node dir>/<output>/      each output's folder (the command writes there; nothing: EmptyOutput)
     <node dir>/logs/70_driver_log.txt    the command's stdout and stderr (one per rank when distributed)
 
-One process: training.command runs it as a child process. Node count x Process count per node
-above 1: every process of the job runs `python -m training.command --cwd <code> -- <argv>`,
+One process: supervision.command runs it as a child process. Node count x Process count per node
+above 1: every process of the job runs `python -m supervision.command --cwd <code> -- <argv>`,
 started by the designer's workers as for Train PyTorch Model; with `launch: per_node`, one process
 per node runs it, and its command starts the node's processes (sdk/component.py). A command asked to stop early (a
 sweep's policy) that is still running after the grace (ctx.stop_grace_seconds) is ended, and the
@@ -34,6 +34,7 @@ from sdk.declarations import Module
 from sdk.errors import EmptyOutput, ModuleError
 from sdk.formats import image_directory, metrics
 from sdk.layout import META_FILE
+from supervision import command
 
 CODE_DIR = "code"
 INPUTS_DIR = "inputs"  # the ImageFolder trees of inputs declared `layout: image_folder`
@@ -65,8 +66,6 @@ class CommandComponent(Module):
         ctx.log(f"runs {shlex.join(command_vars.shown(argv))} in {code}"
                 + (f" ({ctx.world_size} processes)" if ctx.world_size > 1 else "")
                 + (f", timeout {timeout} s" if timeout else ""))
-        from training import command
-
         if ctx.world_size == 1:
             stopped = command.run(argv, code, ctx.log_path, env=command.environment(metrics_file, stop_file), timeout=timeout,
                                   check_cancelled=ctx.check_cancelled, stop_requested=ctx.stop_requested, stop_file=stop_file,
@@ -74,7 +73,7 @@ class CommandComponent(Module):
                                   stop_grace=ctx.stop_grace_seconds)
         else:
             stopped = ctx.launch_distributed(DistributedJob(
-                "training.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
+                "supervision.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
                 env=command.job_env(metrics_file, stop_file), timeout=timeout, stop_grace=ctx.stop_grace_seconds,
                 per_node=spec.launch == "per_node",
                 gpu_argv=[]))  # GPUs when every node has them: CUDA_VISIBLE_DEVICES names them (launchers/specs.py)

@@ -10,14 +10,14 @@ no shell ever reads the command: a parameter's value is passed as written (a val
 (RANK in a per-node launch, whose command starts the ranks itself) is an error naming it.
 
 render() (sdk/component.py) marks the variables of the template with MARK; expand() replaces the
-marks in the process that runs the command (training/command.py), shown() writes them back for logs.
+marks in the process that runs the command (supervision/command.py), shown() writes them back for logs.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
-# what a process of a component's command is given (training/command.py and the launchers set them)
+# what a process of a component's command is given (supervision/command.py and the launchers set them)
 VARIABLES = ("NODE_RANK", "NODE_COUNT", "PROCESS_COUNT_PER_NODE", "WORLD_SIZE", "RANK", "LOCAL_RANK",
              "MASTER_ADDR", "MASTER_PORT")
 MARK = "\x1e"  # record separator: no parameter of a pipeline holds one (and it survives JSON and PostgreSQL)

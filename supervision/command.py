@@ -1,5 +1,5 @@
 """Running the command of a component: one process here (`run`), or each process of a distributed
-job (`python -m training.command --cwd DIR -- ARGV...`, under training.rank).
+job (`python -m supervision.command --cwd DIR -- ARGV...`, under supervision.rank).
 
 The command starts from a clean environment (`clean_environment`): what a script needs (PATH,
 HOME and the temporary folder, the locale, PYTHONPATH for the SDK, the metrics and stop files,
@@ -14,13 +14,13 @@ relays the metrics of the script (sdk.script.log_metric's JSON lines in the metr
 a figure without a step numbered as it comes, sdk.formats.metrics.Steps),
 asks `check_cancelled()`, creates the stop file when `stop_requested()` says so, and watches the
 timeout. A command asked to stop that still runs `stop_grace` seconds later is ended (its group,
-as below; training/stopping.py) and counts as stopped, not failed: `run` returns how it stopped
+as below; supervision/stopping.py) and counts as stopped, not failed: `run` returns how it stopped
 (sdk.context.Stopped: it read the request and ended on its own, it was ended, or it ran its course
 without reading it); its outputs keep what it wrote by then (they may be partial). However it
 ends (finished, failed, cancelled, timed out, stopped, an error here), every process
 of the group is ended (SIGTERM, a grace, SIGKILL) before `run` returns or raises; so is any
 process that left the group (setsid, a daemon's double fork), also one that emptied its environment:
-the command runs under training/reaper.py, a child subreaper to which such a process is given when
+the command runs under supervision/reaper.py, a child subreaper to which such a process is given when
 its parent ends, and which kills it when the command ends; as a second net each process carries the
 command's COMMAND_ID_ENV in its environment, and every live process of this user that has it is killed.
 
@@ -46,7 +46,7 @@ from sdk.context import Stopped
 from sdk.errors import CommandFailed, CommandTimedOut, prefixed
 from sdk.formats.metrics import Follower, Steps
 from sdk.script import METRICS_FILE_ENV, STOP_FILE_ENV
-from training.stopping import StopRequest
+from supervision.stopping import StopRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 REAPER = Path(__file__).resolve().parent / "reaper.py"
@@ -136,7 +136,7 @@ def run(argv: list[str], cwd: Path, log_path: Path, *, env: dict[str, str] | Non
         raise CommandFailed(prefixed(label, str(e))) from None
     with log_path.open("ab") as out:
         try:
-            if sys.platform == "linux":  # what the command leaves behind ends with it: training/reaper.py
+            if sys.platform == "linux":  # what the command leaves behind ends with it: supervision/reaper.py
                 _startable(argv, cwd, env)
                 argv = [sys.executable, str(REAPER), *argv]
             proc = subprocess.Popen(argv, cwd=cwd, env=env,
@@ -355,25 +355,28 @@ def _killpg(pgid: int, sig: int) -> None:
 
 
 def main(args: list[str] | None = None) -> None:
-    """`python -m training.command --cwd DIR -- ARGV...`: chdir to DIR, then become ARGV (exec: the
+    """`python -m supervision.command --cwd DIR -- ARGV...`: chdir to DIR, then become ARGV (exec: the
     rank's pid, log and watcher stay; python/python3 is this interpreter)."""
     args = sys.argv[1:] if args is None else args
     if len(args) < 4 or args[0] != "--cwd" or args[2] != "--":
-        sys.exit("usage: python -m training.command --cwd DIR -- ARGV...")
+        sys.exit("usage: python -m supervision.command --cwd DIR -- ARGV...")
     cwd = args[1]
     try:
         argv = command_vars.expand(python_argv(args[3:]), os.environ)  # this rank's, or this node's, NODE_RANK...
         os.chdir(cwd)
     except command_vars.UnknownVariable as e:
-        sys.exit(f"training.command: {e}")
+        sys.exit(f"supervision.command: {e}")
     except OSError as e:
-        sys.exit(f"training.command: cannot enter the code folder {cwd!r}: {e.strerror or e}")
+        sys.exit(f"supervision.command: cannot enter the code folder {cwd!r}: {e.strerror or e}")
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        os.execvpe(argv[0], argv, clean_environment())  # the rank's: the worker's settings are not the script's
+        env = clean_environment()  # the rank's: the worker's settings are not the script's
+        # the project's folder was on the path for this module (the rank's wrapper); the script has the SDK installed
+        env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(ROOT))
+        os.execvpe(argv[0], argv, env)
     except OSError as e:
-        sys.exit(f"training.command: cannot run {argv[0]!r} in {cwd!r}: {e.strerror or e}")
+        sys.exit(f"supervision.command: cannot run {argv[0]!r} in {cwd!r}: {e.strerror or e}")
 
 
 if __name__ == "__main__":

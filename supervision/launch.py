@@ -2,7 +2,7 @@
 rendezvous) as a child process, its output copied into the launcher's log, and a clean stop.
 
 No torch import here: this runs in the Celery worker, and torch is loaded by the processes that
-torchrun starts. Every one of them runs under `training.rank`, which writes its output to its
+torchrun starts. Every one of them runs under `supervision.rank`, which writes its output to its
 own driver log (sdk.layout.driver_log). Who starts which node is decided on the Django side
 (designer/pipelines/launchers/distributed.py).
 """
@@ -28,7 +28,7 @@ STOP_GRACE_SECONDS = 5.0
 
 def torchrun_command(module: str, argv: list[str], nnodes: int, nproc: int, endpoint: str, run_id: str,
                      is_host: bool, local_addr: str = "", join_timeout: int = 60) -> list[str]:
-    """`python -m torch.distributed.run ... -m training.rank MODULE ARGV` for one node.
+    """`python -m torch.distributed.run ... -m supervision.rank MODULE ARGV` for one node.
 
     c10d rendezvous at `endpoint` (host:port of node 0, which hosts the store: is_host); no
     restarts (a failed process fails the job); torchrun numbers the nodes as they join.
@@ -37,13 +37,13 @@ def torchrun_command(module: str, argv: list[str], nnodes: int, nproc: int, endp
     return [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(nnodes), "--nproc-per-node", str(nproc),
             "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint, "--rdzv-id", run_id, "--rdzv-conf", conf,
             "--max-restarts", "0", "--monitor-interval", "0.5", *(["--local-addr", local_addr] if local_addr else []),
-            "-m", "training.rank", module, *argv]
+            "-m", "supervision.rank", module, *argv]
 
 
 def node_command(module: str, argv: list[str]) -> list[str]:
-    """`python -m training.rank MODULE ARGV` for one node of a per-node launch: no torchrun, the
-    command starts the node's processes itself (its log is the node's: training.rank)."""
-    return [sys.executable, "-m", "training.rank", module, *argv]
+    """`python -m supervision.rank MODULE ARGV` for one node of a per-node launch: no torchrun, the
+    command starts the node's processes itself (its log is the node's: supervision.rank)."""
+    return [sys.executable, "-m", "supervision.rank", module, *argv]
 
 
 def rank_environment(logs_dir: Path, state_dir: Path, worker: str, node_index: int, threads: int) -> dict[str, str]:
@@ -93,7 +93,7 @@ class NodeProcess:
             try:
                 self.proc.wait(STOP_GRACE_SECONDS)
             except subprocess.TimeoutExpired:
-                self._signal(signal.SIGKILL)  # its processes die with it (training.rank: PDEATHSIG)
+                self._signal(signal.SIGKILL)  # its processes die with it (supervision.rank: PDEATHSIG)
                 self.proc.wait()
             self.log(f"stopped (exit code {self.proc.returncode})")
         self._copier.join(timeout=STOP_GRACE_SECONDS)
@@ -117,7 +117,7 @@ def append_log(path: Path, text: str) -> None:
 
 
 def rank_states(state_dir: Path) -> dict[int, dict]:
-    """{rank: what training.rank wrote about it}: node index, worker, and when it failed."""
+    """{rank: what supervision.rank wrote about it}: node index, worker, and when it failed."""
     states = {}
     for path in Path(state_dir).glob("rank-*.json"):
         try:
@@ -149,7 +149,7 @@ class RankFailure:
 
 
 def rank_failure(rank: int, state: dict) -> RankFailure | None:
-    """How a rank failed, from what it (training.rank) or its watcher recorded; None if it did not."""
+    """How a rank failed, from what it (supervision.rank) or its watcher recorded; None if it did not."""
     if state.get("failed_at"):
         reason = state.get("reason", "")
         how = reason if reason.startswith("exited with code") else f"failed ({reason})"

@@ -1,6 +1,6 @@
 """One process of a distributed job, as torchrun starts it:
 
-    python -m training.rank MODULE ARGS...      (RANK, WORLD_SIZE, LOCAL_RANK, GROUP_RANK from torchrun)
+    python -m supervision.rank MODULE ARGS...      (RANK, WORLD_SIZE, LOCAL_RANK, GROUP_RANK from torchrun)
 
 Sends its own output (stdout and stderr, so a traceback lands at its end) to
 `$DESIGNER_RANK_LOG_DIR/<sdk.layout.driver_log(RANK)>`, records its node and, when it fails, the time
@@ -131,7 +131,7 @@ def main() -> None:
     print(f"{where} on worker {worker}, pid {os.getpid()}; MASTER_ADDR={env.get('MASTER_ADDR', '')} "
           f"MASTER_PORT={env.get('MASTER_PORT', '')}", flush=True)
     if len(sys.argv) < 2:
-        sys.exit("usage: python -m training.rank MODULE [ARGS...]")
+        sys.exit("usage: python -m supervision.rank MODULE [ARGS...]")
     module, sys.argv = sys.argv[1], [sys.argv[1], *sys.argv[2:]]
     try:
         runpy.run_module(module, run_name="__main__", alter_sys=True)

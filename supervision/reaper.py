@@ -1,14 +1,14 @@
-"""`python training/reaper.py ARGV...`: run ARGV, and end with it every process it started, also
+"""`python supervision/reaper.py ARGV...`: run ARGV, and end with it every process it started, also
 one that left its process group and emptied its environment (a daemon's setsid and double fork,
 `env -i`), which no group signal and no mark in the environment reaches.
 
 This process is a child subreaper (Linux's PR_SET_CHILD_SUBREAPER, as systemd and tini use it): a
 process whose parent ends is given to it rather than to init, so every process the command started
 and left behind stays a child of this one. When the command ends, or when this process is asked to
-stop (SIGTERM, as training.command.end_group asks the whole group), the others get SIGKILL and are
+stop (SIGTERM, as supervision.command.end_group asks the whole group), the others get SIGKILL and are
 reaped; then this process ends as the command did (its exit status, or the same signal).
 
-Started by training.command.run in the command's new session, with the same stdin, stdout and
+Started by supervision.command.run in the command's new session, with the same stdin, stdout and
 stderr; only the standard library (it runs before the command, from the command's clean environment).
 """
 import ctypes
@@ -96,7 +96,7 @@ def _become(argv: list[str], libc) -> None:  # pragma: no cover - runs in the ch
 
 
 def _end_by(sig: int) -> None:  # pragma: no cover - this process ends by the signal: nothing after it is recorded
-    """End as the command ended: by its signal (tests/training/test_reaper.py checks the status)."""
+    """End as the command ended: by its signal (tests/supervision/test_reaper.py checks the status)."""
     if sig not in (signal.SIGKILL, signal.SIGSTOP):
         signal.signal(sig, signal.SIG_DFL)
     os.kill(os.getpid(), sig)

@@ -1,6 +1,6 @@
 """A command asked to stop early (a sweep's policy ended its trial): the stop file first, which
 sdk.script.stop_requested() reads, then, once the grace has passed, the end of its processes
-(training.command for one process, the distributed launcher for every node's); and how it ended
+(supervision.command for one process, the distributed launcher for every node's); and how it ended
 (sdk.context.Stopped). No torch here."""
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-PRODUCT = ("designer", "modules", "training", "sdk")
+PRODUCT = ("designer", "modules", "training", "supervision", "sdk")
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 MAX_JS_LINES = 300

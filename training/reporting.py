@@ -25,7 +25,7 @@ class Reporter:
             print(text, flush=True)
 
     def log_own(self, text: str) -> None:
-        """A line of this process's own driver log, on every rank (each has its own: training.rank)."""
+        """A line of this process's own driver log, on every rank (each has its own: supervision.rank)."""
         print(text, flush=True)
 
     def metric(self, name: str, value: float, step: int, steps: int | None = None) -> None:

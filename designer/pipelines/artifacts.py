@@ -12,7 +12,7 @@ from designer.engine import paths
 from sdk import layout
 from sdk.formats.meta import read_meta
 
-RANKS_DIR = ("work", "ranks")  # a distributed node's per-rank state files (training.rank)
+RANKS_DIR = ("work", "ranks")  # a distributed node's per-rank state files (supervision.rank)
 
 
 def node_dir(run_id: int, node_id: str) -> Path:

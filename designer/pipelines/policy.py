@@ -5,7 +5,7 @@ Every step of the primary metric that a node of a trial emits goes to the Optuna
 (Context.stop_requested): the training stops after that epoch and keeps its best one, and the
 trial ends "early terminated". Nothing is asked at a module's last step (it saves nothing). A
 component's command that is still running `policy.stop_grace_seconds` after the request is ended
-(training/stopping.py); its `stopped` event says how it ended, which the trial's label repeats
+(supervision/stopping.py); its `stopped` event says how it ended, which the trial's label repeats
 (sweeps.trial_finished), and a node ended so keeps outputs that may be partial: never reused.
 """
 from __future__ import annotations

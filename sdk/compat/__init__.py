@@ -7,7 +7,7 @@ module functions, recording through sdk.script.log_metric (the designer's metric
     mlflow_shim/mlflow/__init__.py      mlflow.log_metric(s), log_param(s), set_tag(s), start_run,
                                         autolog (a no-op that says so)
 
-Only a component's processes see them: training.command puts `search_path()` first on their
+Only a component's processes see them: supervision.command puts `search_path()` first on their
 PYTHONPATH. The MLflow shim is left out where a real `mlflow` is installed (the script then logs
 through it, as it would anywhere); the azureml shim extends its packages' paths, so that other
 `azureml.*` packages of a real installation stay importable beside it.

@@ -10,7 +10,7 @@ A line of output (stdout or stderr), for scripts that import nothing (`parse_lin
     ##metric training_loss=0.42 validation_accuracy=0.91 step=3 steps=10
 
 The designer names the metrics file in a DistributedJob (`metrics_file`) or to a command
-(training.command) and relays each new line as a metric of the node while the processes run,
+(supervision.command) and relays each new line as a metric of the node while the processes run,
 with the `##metric` lines of the output (rank 0's only, in a distributed job). `Follower` reads
 what was appended to either file since it last looked; `Steps` numbers the figures logged without
 a step as they come (1, 2, 3... per name), as the original numbers `run.log(name, value)`.

@@ -16,6 +16,7 @@ from sdk import component
 from sdk.context import ENDED, DistributedJob, Stopped
 from sdk.errors import CommandFailed, EmptyOutput
 from sdk.formats.meta import artifact, read_meta, write_meta
+from tests.conftest import ROOT
 from tests.modules.runner import log_text
 
 SCRIPT = textwrap.dedent("""\
@@ -131,14 +132,14 @@ def test_a_distributed_run_hands_the_launcher_the_command_of_every_process(tmp_p
     def launcher(ctx, job: DistributedJob):
         jobs.append(job)
         subprocess.run([sys.executable, "-m", job.module, *job.argv], env={**job.env, "RANK": "0"}, check=True,
-                       cwd=tmp_path, capture_output=True)
+                       cwd=ROOT, capture_output=True)  # where a node's torchrun runs (supervision/launch.py)
 
     node_dir = tmp_path / "node"
     run(module, node_dir, {"data": data_folder(tmp_path / "d", "xyz")}, run_settings={
         "node_count": 2, "process_count_per_node": 1, "timeout_seconds": 30}, launcher=launcher)
     job, = jobs
     code = node_dir / "code"
-    assert job.module == "training.command" and job.argv[:3] == ["--cwd", str(code), "--"]
+    assert job.module == "supervision.command" and job.argv[:3] == ["--cwd", str(code), "--"]
     assert job.argv[3:5] == [sys.executable, "script.py"] and job.timeout == 30
     assert job.metrics_file.parent == job.stop_file.parent == node_dir / "work"
     assert job.env["DESIGNER_METRICS_FILE"] == str(job.metrics_file) and "RANK" not in job.env

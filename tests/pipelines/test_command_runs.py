@@ -12,7 +12,7 @@ from designer.engine import statuses as st
 from designer.pipelines import runs
 from tests.conftest import TEST_DATA, CeleryWorker, may_add_components, stored_component, wait_for_run
 from tests.pipes import node, pipeline
-from tests.training.test_command import alive
+from tests.supervision.test_command import alive
 from tests.workers import registered
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -23,10 +23,10 @@ from django.conf import settings
 
 from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch, Worker
+from supervision import launch
 from tests.conftest import KEPT, TEST_DATA, CeleryWorker, kept, wait_for_run
 from tests.pipes import node, pipeline
 from tests.workers import all_ready, registered
-from training import launch
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

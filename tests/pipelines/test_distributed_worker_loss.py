@@ -7,9 +7,9 @@ import pytest
 
 from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch
+from supervision import launch
 from tests.conftest import wait_for_run
 from tests.pipelines.test_distributed import leftover_processes, logs_of, no_process_left, toy
-from training import launch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 

@@ -38,7 +38,7 @@ def test_a_training_where_one_node_has_no_gpu_runs_every_process_on_cpus_with_no
 
 def test_a_components_processes_see_the_gpus_of_their_node_and_nothing_is_added_to_its_command(tmp_path, settings):
     settings.ARTIFACT_ROOT = str(tmp_path)
-    job = DistributedJob("training.command", ["--cwd", "code", "--", "python", "train.py"], gpu_argv=[])
+    job = DistributedJob("supervision.command", ["--cwd", "code", "--", "python", "train.py"], gpu_argv=[])
     [spec] = _spec(tmp_path, job, gpus=(2,))
     assert spec["command"][-5:] == ["--cwd", "code", "--", "python", "train.py"]
     assert spec["env"]["CUDA_VISIBLE_DEVICES"] == "0,1"

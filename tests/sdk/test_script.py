@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 
 @pytest.fixture
 def designer_env(tmp_path, monkeypatch):
-    """The environment training.command gives a script."""
+    """The environment supervision.command gives a script."""
     monkeypatch.setenv("DESIGNER_METRICS_FILE", str(tmp_path / "metrics.jsonl"))
     monkeypatch.setenv("DESIGNER_STOP_FILE", str(tmp_path / "STOP"))
     monkeypatch.delenv("RANK", raising=False)

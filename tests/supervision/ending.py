@@ -1,6 +1,6 @@
-"""A process that ends as asked, run under training.rank (tests/training/test_rank_watcher.py):
+"""A process that ends as asked, run under supervision.rank (tests/supervision/test_rank_watcher.py):
 
-    python -m training.rank tests.training.ending exit CODE | raise TEXT | sleep
+    python -m supervision.rank tests.supervision.ending exit CODE | raise TEXT | sleep
 """
 import os
 import sys

@@ -15,8 +15,8 @@ import sdk
 from sdk import compat
 from sdk.context import COOPERATIVE, ENDED, FINISHED, Stopped
 from sdk.errors import Cancelled, CommandFailed, CommandTimedOut
+from supervision import command, launch
 from tests.conftest import ROOT
-from training import command, launch
 
 
 def script(tmp_path: Path, body: str, name: str = "script.py") -> Path:
@@ -163,7 +163,7 @@ def test_a_million_lines_go_to_the_log_quickly_in_bounded_memory(tmp_path):
     log = tmp_path / "log.txt"
     supervisor = textwrap.dedent(f"""
         import json, re, time
-        from training import command, launch
+        from supervision import command, launch
         got = []
         started = time.monotonic()
         command.run(["python", "script.py"], {str(code)!r}, {str(log)!r}, on_metric=lambda *m: got.append(m))
@@ -288,10 +288,10 @@ def test_a_script_never_asked_returns_none(tmp_path):
 
 
 def test_the_distributed_entry_enters_the_code_folder_and_becomes_the_command(tmp_path):
-    """`python -m training.command --cwd DIR -- python script.py`, as training.rank runs it in each
+    """`python -m supervision.command --cwd DIR -- python script.py`, as supervision.rank runs it in each
     process: the script runs in DIR with the worker's interpreter, in the same process (exec)."""
     code = script(tmp_path, "import os, sys\nprint(os.getcwd(), os.getpid(), sys.executable, sys.argv[1:])\n")
-    child = subprocess.Popen([sys.executable, "-m", "training.command", "--cwd", str(code), "--", "python", "script.py",
+    child = subprocess.Popen([sys.executable, "-m", "supervision.command", "--cwd", str(code), "--", "python", "script.py",
                               "--a b"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     out, _ = child.communicate(timeout=60)
     assert child.returncode == 0
@@ -305,7 +305,7 @@ def test_under_training_rank_the_script_writes_the_rank_log_and_its_failure_is_r
            **command.job_env(tmp_path / "metrics.jsonl", None)}
     # torchrun polls its ranks (monitor_interval), so a rank's watcher reads its exit status before it is
     # reaped; this test reaps only once the watcher has written (subprocess.run reaped at once: a race)
-    rank = subprocess.Popen([sys.executable, "-m", "training.rank", "training.command", "--cwd", str(code), "--",
+    rank = subprocess.Popen([sys.executable, "-m", "supervision.rank", "supervision.command", "--cwd", str(code), "--",
                              "python", "script.py"], cwd=ROOT, env=env)
     deadline = time.monotonic() + 60
     while not (state := launch.rank_states(tmp_path / "ranks").get(1, {})).get("ended_at"):
@@ -318,10 +318,10 @@ def test_under_training_rank_the_script_writes_the_rank_log_and_its_failure_is_r
 
 
 def test_the_distributed_entry_names_a_missing_code_folder(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "training.command", "--cwd", str(tmp_path / "nope"), "--", "python",
+    done = subprocess.run([sys.executable, "-m", "supervision.command", "--cwd", str(tmp_path / "nope"), "--", "python",
                            "x.py"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert "training.command: cannot enter the code folder" in done.stderr and "nope" in done.stderr
+    assert "supervision.command: cannot enter the code folder" in done.stderr and "nope" in done.stderr
 
 
 def test_job_env_puts_the_originals_logging_apis_on_pythonpath_and_nothing_of_the_project(monkeypatch):
@@ -361,10 +361,12 @@ def test_the_script_starts_from_a_clean_environment_without_the_workers_secrets(
     assert set(env) <= set(command.KEPT) | {k for k in env if k.startswith(command.KEPT_PREFIXES)}, env
     # the distributed entry (each rank) too
     code = script(tmp_path, "import json, os\nprint(json.dumps(dict(os.environ)))\n", "env.py")
-    out = subprocess.run([sys.executable, "-m", "training.command", "--cwd", str(code), "--", "python", "env.py"], cwd=ROOT,
-                         env={**os.environ, "RANK": "1", "WORLD_SIZE": "2"}, capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-m", "supervision.command", "--cwd", str(code), "--", "python", "env.py"], cwd=ROOT,
+                         env={**os.environ, "RANK": "1", "WORLD_SIZE": "2", "PYTHONPATH": f"/shim{os.pathsep}{ROOT}"},
+                         capture_output=True, text=True, timeout=60)
     env = json.loads(out.stdout)
     assert not set(secrets) & set(env) and env["RANK"] == "1" and env["CUDA_VISIBLE_DEVICES"] == "1", env
+    assert env["PYTHONPATH"] == "/shim"  # the project's folder was the rank wrapper's, not the script's
 
 
 @pytest.mark.parametrize("environment", ["kept", "emptied"])

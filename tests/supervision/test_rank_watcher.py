@@ -1,4 +1,4 @@
-"""How a rank ended, recorded even when it could not say so itself (issue 10, item 7): training.rank
+"""How a rank ended, recorded even when it could not say so itself (issue 10, item 7): supervision.rank
 forks a watcher that records the moment and the exit code or signal of its rank; the launcher
 names the rank whose failure came first and was not caused by another rank's."""
 import json
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from supervision import launch
 from tests.conftest import ROOT
-from training import launch
 
 
 def start(tmp_path: Path, rank: int, *how: str) -> subprocess.Popen:
     env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": "2", "PYTHONPATH": str(ROOT),
            "DESIGNER_RANK_LOG_DIR": str(tmp_path / "logs"), "DESIGNER_RANK_STATE_DIR": str(tmp_path / "ranks")}
-    return subprocess.Popen([sys.executable, "-m", "training.rank", "tests.training.ending", *how], cwd=ROOT, env=env)
+    return subprocess.Popen([sys.executable, "-m", "supervision.rank", "tests.supervision.ending", *how], cwd=ROOT, env=env)
 
 
 def ended(tmp_path: Path, rank: int, timeout: float = 20) -> dict:

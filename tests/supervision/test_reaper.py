@@ -1,6 +1,6 @@
-"""training/reaper.py, the child subreaper a component's command runs under (issue 31): what the
+"""supervision/reaper.py, the child subreaper a component's command runs under (issue 31): what the
 command leaves behind ends with it, also a daemon that emptied its environment; the command's exit
-status is the reaper's. (training.command.run's own tests run it through a node's supervision; these
+status is the reaper's. (supervision.command.run's own tests run it through a node's supervision; these
 start it directly, as run does.)"""
 import os
 import signal
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from training import command
-from training.reaper import __file__ as REAPER
+from supervision import command
+from supervision.reaper import __file__ as REAPER
 
 DAEMON = textwrap.dedent("""
     import os, sys, time
@@ -59,7 +59,7 @@ def test_the_daemon_a_command_left_ends_with_it_and_its_status_is_the_reapers(tm
 def test_asked_to_stop_the_reaper_ends_what_the_command_left_and_then_the_command_ends(tmp_path):
     proc = reaper(tmp_path, DAEMON + "time.sleep(600)\n")
     pid = daemon_of(tmp_path)
-    os.killpg(proc.pid, signal.SIGTERM)  # as training.command.end_group asks the command's group
+    os.killpg(proc.pid, signal.SIGTERM)  # as supervision.command.end_group asks the command's group
     assert proc.wait(30) == -signal.SIGTERM
     assert not alive(pid)
 

@@ -1,6 +1,6 @@
 """The original's logging, unchanged, in a component's script (issue 29, item 1): `azureml.core.Run`
 and MLflow's functions (sdk/compat) record the node's metrics through the metrics file, in a real
-process started as training.command starts a component's; a figure without a step is numbered as
+process started as supervision.command starts a component's; a figure without a step is numbered as
 it comes. Outside the designer the azureml run is offline and prints, as the original's does; a
 real mlflow, where installed, is not shadowed."""
 import os
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from sdk import compat
 from sdk.formats import metrics
+from supervision import command
 from tests.conftest import ROOT
-from training import command
 
 
 def run_script(tmp_path: Path, body: str) -> tuple[list[tuple], str]:

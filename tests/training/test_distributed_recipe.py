@@ -1,5 +1,5 @@
 """Training is distributed properly (issue 5, item 3), seen from the processes themselves: two
-processes of training.train under torchrun (Gloo on CPUs, each under training.rank with its own
+processes of training.train under torchrun (Gloo on CPUs, each under supervision.rank with its own
 driver log, as the designer starts them), tiny digits, two epochs. tests/training/traced_train.py
 records what each rank read and computed."""
 import json
@@ -31,7 +31,7 @@ def traced(tmp_path_factory):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT),
            "DESIGNER_RANK_LOG_DIR": str(root / "logs"), "DESIGNER_RANK_STATE_DIR": str(root / "state")}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-               "-m", "training.rank", "tests.training.traced_train", str(root / "trace"), *map(str, argv)]
+               "-m", "supervision.rank", "tests.training.traced_train", str(root / "trace"), *map(str, argv)]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
     logs = {r: (root / "logs" / f"70_driver_log_{r}.txt").read_text() for r in (0, 1)}
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:] + logs[0][-2000:] + logs[1][-2000:]

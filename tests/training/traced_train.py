@@ -1,6 +1,6 @@
 """training.train with a record of what each process did (tests/training/test_distributed_recipe.py):
 
-    torchrun ... -m training.rank tests.training.traced_train TRACE_DIR TRAIN-ARGS...
+    torchrun ... -m supervision.rank tests.training.traced_train TRACE_DIR TRAIN-ARGS...
 
 The real `training.train.main`, observed from outside: the dataset items each epoch's training
 and validation actually read (ImageDirDataset.__getitem__), the torch seed in force while the rank

@@ -33,8 +33,8 @@ from designer.pipelines.models import NodeLaunch, NodeRun
 from sdk import layout
 from sdk.context import Stopped
 from sdk.errors import CommandTimedOut
-from training import command, launch
-from training.stopping import StopRequest
+from supervision import command, launch
+from supervision.stopping import StopRequest
 
 
 def launcher_for(noderun_id: int):

@@ -11,7 +11,7 @@ from designer.pipelines import artifacts
 from designer.pipelines.launchers.gang import Gang
 from designer.pipelines.models import NodeLaunch, NodeRun, Worker
 from sdk import layout
-from training import launch
+from supervision import launch
 
 # ---------------------------------------------------------------- before any process starts
 

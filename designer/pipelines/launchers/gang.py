@@ -2,7 +2,7 @@
 worker that is node 0, and where the job's logs and rank state files are.
 
 Logs (the node's `logs/` folder, names from sdk.layout): MPI_LOG for the launchers (what node 0
-decided, and every torchrun's own output) and driver_log(rank) per process (training.rank).
+decided, and every torchrun's own output) and driver_log(rank) per process (supervision.rank).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from designer.pipelines import artifacts
 from designer.pipelines.models import NodeLaunch, NodeRun, Worker
 from sdk import layout
-from training import launch
+from supervision import launch
 
 
 @dataclass

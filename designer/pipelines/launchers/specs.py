@@ -8,7 +8,7 @@ from django.conf import settings
 
 from designer.pipelines.launchers.gang import Gang
 from designer.pipelines.models import Worker
-from training import launch
+from supervision import launch
 
 
 def uses_gpus(job, nodes: list[Worker]) -> bool:
