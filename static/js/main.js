@@ -130,8 +130,16 @@ edits.updateButtons();
 if (graph.getNodes().length) canvas.fit();
 const wanted = Number(new URLSearchParams(location.search).get('run'));
 // the run asked for in the address, else the pipeline's most recent one, or its sweep's best trial (as if picked in the Runs tab)
-if (wanted) runs.view(wanted);
-runs.list().then((all) => { if (!wanted && all.length && !runs.run()) runs.view(openingRun(all).id); });
+// the run's banner lies over the canvas's top, and shows after the first fit: fitted again if it covers a module
+function refitUnderBanner() {
+  const b = $('#run-banner');
+  if (b.hidden) return;
+  const r = b.getBoundingClientRect();
+  const covered = (n) => { const x = graph.localToClient(n.getBBox()); return x.y < r.bottom && x.y + x.height > r.top && x.x < r.right && x.x + x.width > r.left; };
+  if (graph.getNodes().some(covered)) canvas.fit();
+}
+if (wanted) runs.view(wanted).then(refitUnderBanner);
+runs.list().then((all) => { if (!wanted && all.length && !runs.run()) runs.view(openingRun(all).id).then(refitUnderBanner); });
 window.designer = { graph, history, toDraft: canvas.toDraft, save: saver.saveNow };
 performance.mark('designer:setup');
 rendered.then(() => {

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from designer.pipelines.models import Run
+from designer.pipelines.models import NodeRun, Run
 from sdk.layout import DRIVER_LOG, LOG_DIR
 from tests.e2e.helpers import node, open_designer, select
 from tests.pipes import two_branches
@@ -29,6 +29,27 @@ def test_a_pipeline_opened_from_the_list_shows_its_last_runs_statuses(page, user
     page.wait_for_selector(f"#run-banner[data-status=failed]:has-text('Run #{run.id}: failed')")
     assert node(page, "src").locator("[data-status]").get_attribute("data-status") == "completed"
     page.shot("last-run-on-open")
+
+
+def test_the_run_banner_covers_no_module_of_a_tall_pipeline(page, users):
+    """The banner shows after the canvas is fitted: the canvas is fitted again below it."""
+    from tests.pipes import chain
+
+    page.set_viewport_size({"width": 1024, "height": 700})
+    doc = chain(8)
+    p = open_designer(page, users["owner"], doc)
+    run = Run.objects.create(owner=users["owner"], pipeline=p, name="p", snapshot=doc, status="completed")
+    for nd in doc["nodes"]:
+        NodeRun.objects.create(run=run, node_id=nd["id"], kind=nd["kind"], status="completed")
+    page.goto(f"{page.base}/pipelines/{p.id}/")
+    page.wait_for_selector(f"#run-banner[data-status=completed]:has-text('Run #{run.id}')")
+    page.wait_for_function("document.querySelector('#run-banner').getBoundingClientRect().bottom <= "
+                           "document.querySelector('#canvas g[data-cell-id=n0]').getBoundingClientRect().top")
+    banner = page.locator("#run-banner").bounding_box()
+    for nd in doc["nodes"]:
+        box = node(page, nd["id"]).bounding_box()
+        assert box["y"] >= banner["y"] + banner["height"] - 0.5, (nd["id"], box, banner)
+    page.shot("banner-over-nothing")
 
 
 def test_the_copied_note_clears_by_itself(page, users):
