@@ -124,3 +124,13 @@ def test_each_model_output_of_a_component_registers_with_its_format(owner_client
     r = owner_client.post("/api/models", {"run": component_run.id, "node": "score", "name": "m", "output": "weights"},
                           content_type="application/json")
     assert r.status_code == 400 and "Score Image Model (score) outputs no model" in r.json()["error"]
+
+
+def test_register_model_names_a_components_output(component_run):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out, err = StringIO(), StringIO()
+    call_command("register_model", str(component_run.id), "fit", name="m", owner="owner", output="graph", stdout=out, stderr=err)
+    assert out.getvalue().strip() == "m:1" and "(onnx)" in err.getvalue() and "status: ready" in err.getvalue()
