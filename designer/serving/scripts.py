@@ -47,6 +47,10 @@ class ScriptLimits:
     max_waiting: int = 64  # requests waiting for the script
 
 
+class TooLarge(Exception):
+    """An answer over MAX_ANSWER_BYTES (not read: its process is ended)."""
+
+
 class ScriptError(RuntimeError):
     """A request the script did not answer: the HTTP status and a message naming the endpoint."""
 
@@ -127,6 +131,10 @@ class ScriptDeployment:
             raise ScriptError(504, f"endpoint {self.endpoint!r}: run() of {self.script.name} did not answer within "
                                    f"{self.limits.run_seconds:g} s (setting SERVING_SCRIPT_SECONDS); its process was "
                                    "ended and starts again for the next request") from None
+        except TooLarge as e:
+            self._kill()
+            raise ScriptError(502, f"endpoint {self.endpoint!r}: run() of {self.script.name} answered {e}; its process "
+                                   "was ended and starts again for the next request") from None
         except (EOFError, BrokenPipeError, OSError, ValueError) as e:
             code = self._kill()
             raise ScriptError(502, f"endpoint {self.endpoint!r}: the process of {self.script.name} ended while "
@@ -178,7 +186,7 @@ class ScriptDeployment:
         header = self._exactly(script_host.HEADER.size, deadline)
         size = script_host.HEADER.unpack(header)[0]
         if size > MAX_ANSWER_BYTES:
-            raise ValueError(f"its answer is {size / 1e6:.0f} MB, more than {MAX_ANSWER_BYTES // 1024 // 1024} MB")
+            raise TooLarge(f"{size / 2**20:.0f} MB, more than the {MAX_ANSWER_BYTES // 2**20} MB an answer may be")
         return self._exactly(size, deadline)
 
     def _exactly(self, n: int, deadline: float) -> bytes:

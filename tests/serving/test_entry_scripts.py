@@ -13,6 +13,7 @@ import pytest
 from designer.engine import statuses as st
 from designer.pipelines import endpoints, runs
 from designer.pipelines.models import Endpoint, Event
+from designer.serving import scripts
 from designer.serving.scripts import ScriptDeployment, ScriptError, ScriptLimits
 from tests.conftest import ROOT, may_add_components, wait_for_run
 from tests.pipes import node, pipeline
@@ -115,6 +116,8 @@ def run(raw_data):
         sys.exit(2)
     if data.get("set"):
         return {1, 2}
+    if data.get("big"):
+        return "x" * data["big"]
     print("a print in run()")
     return {"folder": folder, "echo": data, "secret": os.environ.get("SECRET_KEY"), "db": os.environ.get("DATABASE_URL")}
 """
@@ -136,6 +139,10 @@ def test_the_scripts_process_answers_in_order_and_survives_its_own_mistakes(tmp_
             d._exchange('{"sleep": 30}')
         assert e.value.status == 504 and not os.path.exists(f"/proc/{pid}/cmdline")  # ended
         assert json.loads(d._exchange('{"y": 3}'))["echo"] == {"y": 3}  # started again (init() again)
+        monkeypatch.setattr(scripts, "MAX_ANSWER_BYTES", 1000)
+        with pytest.raises(ScriptError, match=r"run\(\) of score.py answered 0 MB, more than the 0 MB an answer may be") as e:
+            d._exchange('{"big": 2000}')
+        assert e.value.status == 502 and json.loads(d._exchange('{"z": 1}'))["echo"] == {"z": 1}
     finally:
         d._stop()
     assert not Path(d.home).exists()
