@@ -2,7 +2,9 @@
 
 It answers POST /api/endpoints/<name>/score (app.py) with ONNX Runtime, never torch: each
 endpoint's registered version is loaded from its folder (model.onnx + preprocessing.json) into a
-Deployment (deployments.py) that batches the requests arriving together. A thread reads the
+Deployment (deployments.py) that batches the requests arriving together; an endpoint deployed
+with an entry script (the original's init() / run(raw_data)) is answered by that script in a
+process of its own (scripts.py, script_host.py). A thread reads the
 Endpoint rows every SERVING_POLL_SECONDS (config.py): a new endpoint, a version switch (loaded
 beside the old one, then swapped in: no request fails), a regenerated key. Another writes the
 process's heartbeat, counts, latency histogram and recent errors (stats.py) for the web app's
