@@ -134,3 +134,18 @@ def test_register_model_names_a_components_output(component_run):
     out, err = StringIO(), StringIO()
     call_command("register_model", str(component_run.id), "fit", name="m", owner="owner", output="graph", stdout=out, stderr=err)
     assert out.getvalue().strip() == "m:1" and "(onnx)" in err.getvalue() and "status: ready" in err.getvalue()
+
+
+def test_a_components_lineage_names_the_datasets_upstream_of_each_input(users):
+    from designer.pipelines import lineage
+    from designer.pipelines.models import Dataset
+    from tests.pipes import link, node, pipeline
+
+    train = Dataset.objects.create(owner=users["owner"], name="chickens-train", file="x.zip")
+    doc = pipeline([node("d1", "dataset", dataset=train.id), node("d2", "dataset", dataset=999999),
+                    node("convert", "convert_to_image_directory"), node("fit", "pytorch_train")],
+                   [link("d1", "convert", "dataset", "input_dataset", lid="a"), link("convert", "fit", "image_directory", "training_data", lid="b"),
+                    link("d2", "fit", "dataset", "validation_data", lid="c")])
+    found = lineage._datasets(doc, "fit")
+    assert found == {"training": [{"id": train.id, "name": "chickens-train", "node": "d1"}],
+                     "validation": [{"id": 999999, "name": "dataset 999999 (deleted)", "node": "d2"}]}
