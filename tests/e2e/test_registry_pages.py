@@ -30,7 +30,7 @@ from designer.pipelines.models import (
     Run,
     ServingReplica,
 )
-from tests.conftest import TEST_DATA
+from tests.conftest import ROOT, TEST_DATA, may_add_components
 from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import drag, node, open_designer, saved
 from tests.modules.model_helpers import one_thread  # noqa: F401 - a fixture
@@ -272,6 +272,32 @@ def test_a_version_being_prepared_becomes_downloadable_without_a_reload_and_its_
     assert card.locator("ul.tags li").all_inner_texts() == ["data=sklearn", "stage=prod"]
     version = model.versions.get()
     assert (version.description, version.tags) == ("the one for production", {"data": "sklearn", "stage": "prod"})
+
+
+def test_a_model_folder_of_its_own_deploys_with_the_entry_script_chosen_in_the_deploy_form(page, users, tmp_path):
+    """Issue 29: a component's torch.save model is served by an entry script, which Deploy takes as a file."""
+    may_add_components(users["owner"])
+    version = seed_model(users["owner"], name="chickens", versions=(("ready", ""),)).versions.get()
+    version.format, version.has_onnx = "pytorch", False
+    version.lineage = {**version.lineage, "metrics": {"best_val_acc": 0.96, "loss": 0.125}, "classes": []}
+    version.save()
+    page.goto(f"{page.base}/models/chickens/")
+    page.wait_for_selector("html[data-model-loaded]")
+    card = page.locator("section.version[data-version='1']")
+    assert "pytorch model folder: deploy it with an entry script" in card.inner_text()
+    metrics = card.locator("dl.metrics").inner_text()  # the last value of each metric its script logged
+    assert "best_val_acc" in metrics and "0.96" in metrics and "0.125" in metrics
+    card.locator("button.deploy").click()
+    script = tmp_path / "pytorch_score.py"
+    script.write_text((ROOT / "examples" / "components" / "pytorch_score" / "pytorch_score.py").read_text())
+    form = card.locator("form.deploy-form")
+    form.locator("input.entry-script").set_input_files(str(script))
+    form.locator("button[type=submit]").click()
+    page.wait_for_url(f"{page.base}/endpoints/chickens/")
+    page.wait_for_selector("html[data-endpoint-loaded]")
+    endpoint = Endpoint.objects.get(name="chickens")
+    assert endpoint.entry_script_name == "pytorch_score.py" and endpoint.entry_script == script.read_text()
+    assert page.inner_text("#entry-script-name") == "pytorch_score.py" and '{"data"' in page.inner_text("#curl")
 
 
 def test_another_users_models_and_endpoints_are_404(users, stranger_client, owner_client):
