@@ -300,6 +300,38 @@ def test_a_model_folder_of_its_own_deploys_with_the_entry_script_chosen_in_the_d
     assert page.inner_text("#entry-script-name") == "pytorch_score.py" and '{"data"' in page.inner_text("#curl")
 
 
+def test_a_components_model_output_is_registered_from_outputs_and_sent_to_its_page_to_deploy(page, users):
+    """Issue 29: Register model on a component's output declared as a model (custom_model)."""
+    from sdk.formats.meta import write_meta
+    from tests.pipes import node as pipe_node
+    from tests.pipes import pipeline as pipe
+
+    owner = users["owner"]
+    doc = pipe([pipe_node("fit", "pytorch_score_train", num_epochs=3)], [], name="chickens")
+    doc["layout"] = {"fit": {"x": 200, "y": 120}}
+    pipeline = Pipeline.objects.create(owner=owner, name="chickens", draft=doc)
+    run = Run.objects.create(owner=owner, pipeline=pipeline, name="chickens", snapshot=doc, status="completed")
+    folder = Path(settings.ARTIFACT_ROOT) / str(run.id) / "fit" / "model"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.pt").write_bytes(b"weights")
+    write_meta(folder, "ModelDirectory")
+    NodeRun.objects.create(run=run, node_id="fit", kind="pytorch_score_train", status="completed", outputs={"model": str(folder)})
+    page.goto(f"{page.base}/pipelines/{pipeline.id}/?run={run.id}")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    page.click("[role=tab][data-tab=outputs]")
+    node(page, "fit").click()
+    page.wait_for_selector("#tab-outputs h3 >> text=in run")
+    page.click("#register-model")
+    page.fill("#register-name", "chickens")
+    page.click("#register-submit")
+    page.wait_for_selector("#register-done")
+    version = ModelVersion.objects.get(model__name="chickens", version=1)
+    assert (version.format, version.status, version.node_id) == ("pytorch", "ready", "fit")
+    dialog = page.locator("#register-dialog")
+    assert "deploy it from its page (Open model, Deploy) with an entry script" in dialog.inner_text()
+    assert not dialog.locator("#register-deploy").is_visible()  # the server would refuse it without a script
+
+
 def test_another_users_models_and_endpoints_are_404(users, stranger_client, owner_client):
     model = seed_model(users["owner"])
     Endpoint.objects.create(owner=users["owner"], name="digits", version=model.versions.get(version=1), primary_key="a" * 43,
