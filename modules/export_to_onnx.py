@@ -7,6 +7,7 @@ class ExportToOnnx(Module):
     preprocessing; the export is checked against PyTorch with onnxruntime before it is kept."""
 
     kind = "export_to_onnx"
+    uses_gpu = True  # at 1 x 1, it holds one of the machine's GPUs while it runs (supervision/gpus.py)
     label = "Export to ONNX"
     category = "Model Scoring & Evaluation"
     inputs = [Port("Trained model", ModelDirectory)]

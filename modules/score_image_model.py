@@ -13,6 +13,7 @@ class ScoreImageModel(Module):
     true label (Parquet, with a CSV copy)."""
 
     kind = "score_image_model"
+    uses_gpu = True  # at 1 x 1, it holds one of the machine's GPUs while it runs (supervision/gpus.py)
     label = "Score Image Model"
     category = "Model Scoring & Evaluation"
     inputs = [Port("Trained model", ModelDirectory), Port("Dataset", ImageDirectory)]

@@ -13,6 +13,7 @@ class TrainPyTorchModel(Module):
     Untrained model: its weights are the start, and a new classifier head learns other classes."""
 
     kind = "train_pytorch_model"
+    uses_gpu = True  # at 1 x 1, it holds one of the machine's GPUs while it runs (supervision/gpus.py)
     label = "Train PyTorch Model"
     category = "Model Training"
     version = 1

@@ -53,6 +53,9 @@ class DistributedJob:
 
 
 STOP_GRACE_SECONDS = 60.0  # a sweep's default policy.stop_grace_seconds
+# the index of the GPU a 1 x 1 job that runs in the worker's own process holds (supervision/gpus.py):
+# set by the engine while the module runs, read by training/devices.py
+GPU_ENV = "DESIGNER_GPU"
 COOPERATIVE = "cooperative"  # it read the stop request (stop_requested() said True) and ended on its own
 ENDED = "ended"  # still running stop_grace_seconds after the request: its processes were ended
 FINISHED = "finished"  # it ended on its own without reading the request: it ran its course

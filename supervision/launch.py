@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sdk.layout import MPI_LOG  # noqa: F401 - launch.MPI_LOG: the launchers' log of a node
+from supervision.gpus import Lease
 
 ROOT = Path(__file__).resolve().parent.parent
 # how long the processes of a node have to leave after SIGTERM before they are killed
@@ -62,7 +63,8 @@ class NodeProcess:
     """torchrun for one node, in a process group of its own; its output, each line prefixed
     with the node, appended to the launcher's log."""
 
-    def __init__(self, command: list[str], env: dict[str, str], mpi_log: Path, prefix: str):
+    def __init__(self, command: list[str], env: dict[str, str], mpi_log: Path, prefix: str, gpus: Lease | None = None):
+        self.gpus = gpus  # the GPUs this node's processes hold (supervision/gpus.py): released when they end
         self.mpi_log = Path(mpi_log)
         self.mpi_log.parent.mkdir(parents=True, exist_ok=True)
         self.prefix = prefix
@@ -78,12 +80,15 @@ class NodeProcess:
 
     def _copy(self) -> None:
         assert self.proc.stdout is not None  # started with stdout=PIPE
-        with self.mpi_log.open("a", encoding="utf-8", buffering=1) as out:
+        with self.mpi_log.open("a", encoding="utf-8", buffering=1) as out, self.proc.stdout:  # closed at its end
             for raw in self.proc.stdout:
                 out.write(f"{self.prefix}: {raw.decode(errors='replace').rstrip()}\n")
 
     def poll(self) -> int | None:
-        return self.proc.poll()
+        code = self.proc.poll()
+        if code is not None and self.gpus is not None:
+            self.gpus.release()
+        return code
 
     def stop(self) -> int:
         """End torchrun and every process it started; return its exit code. Idempotent."""
@@ -96,6 +101,8 @@ class NodeProcess:
                 self._signal(signal.SIGKILL)  # its processes die with it (supervision.rank: PDEATHSIG)
                 self.proc.wait()
             self.log(f"stopped (exit code {self.proc.returncode})")
+        if self.gpus is not None:
+            self.gpus.release()
         self._copier.join(timeout=STOP_GRACE_SECONDS)
         return self.proc.returncode
 

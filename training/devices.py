@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from sdk.context import GPU_ENV
 from sdk.errors import NotInRangeValueError
 
 AUTO = "auto"
@@ -37,7 +38,8 @@ def cuda_usable() -> bool:
 
 def choose(requested: str = AUTO, local_rank: int = 0) -> torch.device:
     """`auto`: the GPU of this local rank when CUDA can use one (local rank r on GPU r; a process
-    that sees a single GPU, CUDA_VISIBLE_DEVICES narrowed to it, uses that one), else the CPU.
+    that sees a single GPU, CUDA_VISIBLE_DEVICES narrowed to it, uses that one; a 1 x 1 job in the
+    worker's process, the GPU the engine leased it: $DESIGNER_GPU), else the CPU.
     `cuda` where CUDA cannot start is refused, saying why; `cpu` is the CPU."""
     if requested == "cpu" or (requested == AUTO and not cuda_usable()):
         return torch.device("cpu")
@@ -45,6 +47,9 @@ def choose(requested: str = AUTO, local_rank: int = 0) -> torch.device:
         raise NoGPUError(f"a GPU was asked for, but CUDA cannot use one on this machine "
                          f"({_cuda_problem()}); run on a worker with a GPU, or on the CPU")
     count = torch.cuda.device_count()
+    held = os.environ.get(GPU_ENV)  # a 1 x 1 job in the worker's process: the GPU its lease holds
+    if held is not None and local_rank == 0 and held.isdigit() and int(held) < count:
+        local_rank = int(held)
     index = local_rank if local_rank < count else (0 if count == 1 else None)
     if index is None:
         raise NoGPUError(f"local rank {local_rank} needs GPU {local_rank}, but this machine has {count} GPU(s); "

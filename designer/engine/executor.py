@@ -12,6 +12,7 @@ half-written is ever read or reused.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import time
 import traceback
@@ -25,6 +26,7 @@ from sdk.context import STOP_GRACE_SECONDS, Context, DistributedJob, InputArtifa
 from sdk.declarations import Module
 from sdk.errors import Cancelled, DistributedLaunchError, ModuleError, NotInRangeValueError
 from sdk.formats.meta import META_FILE, read_meta, write_meta  # noqa: F401 - part of this module's API
+from supervision import gpus
 
 
 @dataclass
@@ -131,9 +133,11 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
     ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop, stop_grace)
     emit(Event("node_started", node["id"], {"kind": module.kind}))
     started = time.monotonic()
+    held = None
     try:
         ctx.log(f"{module.label} ({module.kind} v{module.version}) starts; parameters: {params}")
         check_params(module, params)
+        held = _hold_a_gpu(module, ctx)
         module().run(ctx, **{p.name: inputs.get(p.name) for p in module.inputs})
         outputs = {}
         for port in module.outputs:
@@ -152,6 +156,22 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
         raise
     finally:
         ctx.close()
+        if held is not None:
+            held.release()
+            os.environ.pop(gpus.GPU_ENV, None)
+
+
+def _hold_a_gpu(module: type[Module], ctx: NodeContext) -> gpus.Lease | None:
+    """A module that runs on a GPU in this process (`uses_gpu`, at 1 x 1) holds one of the machine's
+    GPUs alone while it runs, waiting while other jobs hold them all (supervision/gpus.py); a
+    distributed job's launcher leases its nodes' GPUs itself."""
+    total = gpus.machine_gpus()
+    if not getattr(module, "uses_gpu", False) or ctx.world_size > 1 or total == 0:
+        return None
+    held = gpus.lease(1, total, say=ctx.log, check_cancelled=ctx.check_cancelled)
+    os.environ[gpus.GPU_ENV] = str(held.indexes[0])
+    ctx.log(f"holds GPU {held.indexes[0]} of this machine's {total} while it runs (one job per GPU)")
+    return held
 
 
 def _remove_outputs(module: type[Module], node_dir: Path) -> None:

@@ -17,6 +17,7 @@ from django.db import connection
 from designer.celery import target_queue
 from designer.pipelines import inventory, outbox, registry, retention, runs, sweeps, workers
 from modules._machine import this_machine
+from supervision import gpus
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -68,6 +69,8 @@ def _consume_target_queue(sender, instance, **kwargs):
     # the worker's name, as the Compute page shows it, for what its pool processes run: a training
     # records the device it used on this worker (training/devices.py), as distributed ranks do
     os.environ["DESIGNER_WORKER"] = sender
+    # the GPUs its jobs share with every worker of this machine, each held by one job at a time (supervision/gpus.py)
+    os.environ[gpus.MACHINE_GPUS_ENV] = str(hardware().usable)
 
 
 @signals.worker_ready.connect

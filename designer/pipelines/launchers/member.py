@@ -4,14 +4,17 @@ Its row in NodeLaunch is its only channel with node 0: status, heartbeat, exit c
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
 from designer.engine import statuses as st
+from designer.engine.executor import DistributedLaunchError
 from designer.pipelines.launchers import base, specs
 from designer.pipelines.models import NodeLaunch
+from supervision import launch
 
 
 def run_member(launch_id: int) -> None:
@@ -19,7 +22,13 @@ def run_member(launch_id: int) -> None:
     if not NodeLaunch.objects.filter(pk=launch_id, status=st.RESERVED, stop_requested=False,
                                      noderun__status=st.RUNNING).update(status=st.RUNNING, started_at=now, heartbeat_at=now):
         return  # stopped or abandoned before this task got its turn
-    proc = specs.process_of(NodeLaunch.objects.get(pk=launch_id).spec)
+    spec = NodeLaunch.objects.get(pk=launch_id).spec
+    try:
+        proc = specs.process_of(spec)
+    except DistributedLaunchError as e:  # its GPUs were held by other jobs: node 0 reads why in the launchers' log
+        launch.append_log(Path(spec["mpi_log"]), str(e))
+        NodeLaunch.objects.filter(pk=launch_id).update(status=st.EXITED, exit_code=1, finished_at=timezone.now())
+        return
     try:
         beat = time.monotonic()
         while proc.poll() is None:

@@ -3,12 +3,14 @@ node 0) and environment (the launcher's, with the job's own: DistributedJob.env)
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.conf import settings
 
+from designer.engine.executor import DistributedLaunchError
 from designer.pipelines.launchers.gang import Gang
 from designer.pipelines.models import Worker
-from supervision import launch
+from supervision import gpus, launch
 
 
 def uses_gpus(job, nodes: list[Worker]) -> bool:
@@ -51,5 +53,15 @@ def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -
 
 
 def process_of(spec: dict) -> launch.NodeProcess:
-    """Start the torchrun of a spec."""
-    return launch.NodeProcess(spec["command"], spec["env"], spec["mpi_log"], spec["prefix"])
+    """Start the torchrun of a spec. A job on GPUs first holds as many of this machine's GPUs as it
+    has processes here (supervision/gpus.py: other jobs hold theirs), and its processes see those."""
+    env, held = dict(spec["env"]), None
+    wanted = len([d for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d])
+    if wanted:
+        try:
+            held = gpus.lease(wanted, say=lambda text: launch.append_log(Path(spec["mpi_log"]), f"{spec['prefix']}: {text}"),
+                              wait=settings.DISTRIBUTED_START_SECONDS)
+        except gpus.NoFreeGPU as e:
+            raise DistributedLaunchError(f"{spec['prefix']}: {e}") from None
+        env["CUDA_VISIBLE_DEVICES"] = held.visible_devices
+    return launch.NodeProcess(spec["command"], env, spec["mpi_log"], spec["prefix"], gpus=held)
