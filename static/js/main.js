@@ -26,6 +26,7 @@ import { openingRun } from './runstate.js';
 import { autosave } from './save.js';
 import { shortcutsHelp } from './shortcuts.js';
 import { statusBook } from './statusbook.js';
+import { scriptArguments } from './sweepargs.js';
 import { sweepDialog } from './sweepdialog.js';
 import { moduleOf } from './rules.js';
 
@@ -53,7 +54,18 @@ for (const m of boot.messages || []) {
   const warn = m.level === 'warning' || m.level === 'error';
   banner(m.text, warn ? { kind: 'warn', holds: () => problems.list().length > 0 } : { kind: 'info' });
 }
+// the problems bar under the canvas grows with the problems (a module just dropped brings some):
+// the module selected, under what the canvas lost, is brought back into view
+function keepSelectedInView() {
+  const nodes = canvas.selectedNodes();
+  if (nodes.length !== 1) return;
+  const r = $('#canvas').getBoundingClientRect();
+  const b = graph.localToClient(nodes[0].getBBox());
+  if (b.y + b.height > r.bottom || b.y < r.top || b.x < r.left || b.x + b.width > r.right) graph.centerCell(nodes[0]);
+}
 const saver = autosave(boot.id, boot.revision, canvas.toDraft, (list) => { problems.set(list); paramsView.mark(); });
+// once X6 has taken the canvas's new size (its own observer) too
+new ResizeObserver(() => requestAnimationFrame(keepSelectedInView)).observe($('#canvas'));
 const edits = editing(canvas, catalogue.modules, saver.saveNow);
 renameInTopBar(saver);
 const entries = palette(canvas, catalogue, edits.addAtCentre);
@@ -88,7 +100,9 @@ const runs = runsView(canvas, book, boot.id, {
 });
 // the metric names the pipeline's modules emit (a sweep's primary metric is one of them)
 const metricNames = () => [...new Set(graph.getNodes().flatMap((n) => (moduleOf(catalogue.modules, n.getData()) || {}).metrics || []))];
-const sweeps = sweepDialog({ pipelineId: boot.id, params: store.list, metrics: metricNames, settle: saver.settle });
+// what a sweep may name: the pipeline's parameters, and the script arguments of its components (`--learning_rate`)
+const sweepable = () => [...store.list(), ...scriptArguments(graph.getNodes().map((n) => n.getData()), catalogue.modules)];
+const sweeps = sweepDialog({ pipelineId: boot.id, params: sweepable, metrics: metricNames, settle: saver.settle });
 store.onChange(sweeps.updateButton);
 const view = { run: runs.run, node: pane.node, tab: tabBar.current, metrics: runs.metrics };
 const outputs = outputsTab(view, book, canvas.module, catalogue.datasets);
@@ -123,7 +137,7 @@ canvas.load(boot.draft);
 performance.mark('designer:loaded');
 // a drop from the palette: select the new node so that its parameters show at once
 graph.on('node:added', ({ node, options }) => { if (!(options && options.silentSelect)) canvas.select(node); });
-graph.on('history:change', () => { saver.schedule(); edits.updateButtons(); });
+graph.on('history:change', () => { saver.schedule(); edits.updateButtons(); sweeps.updateButton(); });
 problems.paint();
 pane.show(null);
 edits.updateButtons();

@@ -3,7 +3,7 @@ canvas is reached with Tab, a link being drawn lights only the inputs that accep
 adds to a selection and pasted copies land beside the originals."""
 import pytest
 
-from tests.e2e.helpers import node, open_designer, port
+from tests.e2e.helpers import drop_module, node, open_designer, port
 from tests.pipes import chain, link, pipeline
 from tests.pipes import node as n
 
@@ -141,7 +141,7 @@ def test_a_link_being_drawn_lights_only_the_inputs_that_accept_it(page, users):
     s = port(page, "sink", "in:scores").bounding_box()
     page.mouse.move(s["x"] + s["width"] / 2, s["y"] + s["height"] / 2, steps=8)
     page.mouse.up()
-    assert "ScoredDataset" in page.inner_text("#banner")
+    assert "Scores takes only a table of predictions" in page.inner_text("#banner")
     assert page.evaluate("designer.graph.getEdges().length") == 1
 
 
@@ -172,3 +172,17 @@ def test_shift_click_adds_to_the_selection_and_pastes_land_beside_the_originals(
     (third,) = selected(page)
     n1, copy = (node(page, nid).locator("rect").first.bounding_box() for nid in ("n1", third))
     assert copy["x"] >= n1["x"] + 30 and copy["y"] >= n1["y"] + 30, (n1, copy)
+
+
+def test_a_module_dropped_low_stays_in_view_when_the_problems_bar_grows(page, users):
+    """Train PyTorch Model dropped near the canvas's bottom brings three problems: the bar under the
+    canvas grows over where it was dropped, and the canvas brings it back into view (issue 30)."""
+    page.set_viewport_size({"width": 1024, "height": 700})
+    open_designer(page, users["owner"], pipeline([n("src", "toy_source", value=1)], []))
+    area = page.locator("#canvas").bounding_box()
+    train = drop_module(page, "Train PyTorch Model", area["width"] / 2, area["height"] - 45)
+    page.wait_for_selector("#problems.bad >> text=3 problem(s)")
+    page.wait_for_function("""(id) => { const c = document.querySelector('#canvas').getBoundingClientRect();
+        const b = document.querySelector(`#canvas g[data-cell-id="${id}"]`).getBoundingClientRect();
+        return b.top >= c.top && b.bottom <= c.bottom; }""", arg=train)
+    page.shot("dropped-low-in-view")
