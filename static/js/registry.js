@@ -109,7 +109,9 @@ export function timeText(iso) {
 }
 
 /** Deploy a version as a new endpoint; answers {ok, url} or {ok: false, error}. script: an entry
- * script {name, source} (init() and run(raw_data)) to serve it with, or null (the ONNX image classifier). */
+ * script {name, source} (init() and run(raw_data)) to serve it with, or null (the ONNX image classifier).
+ * @param {string} model @param {number} version @param {string} [name]
+ * @param {{name: string, source: string} | null} [script] */
 export async function deploy(model, version, name = '', script = null) {
   const r = await api('POST', registryPaths.endpoints, { model, version, ...(name ? { name } : {}),
     ...(script ? { entry_script: script.source, entry_script_name: script.name } : {}) });
