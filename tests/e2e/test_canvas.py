@@ -233,6 +233,17 @@ def test_the_exported_file_imports_as_an_identical_pipeline_and_runs_headless(pa
     run = Run.objects.get()
     assert run.status == "completed" and f"run {run.id} completed" in out.getvalue(), out.getvalue()
     assert sorted(run.nodes.values_list("node_id", "status")) == [(nid, "completed") for nid in ("left", "left2", "right", "src")]
+    # it is a run of the saved pipeline of that name (the copy, saved last): the address it prints
+    # opens it on the canvas, and that pipeline's Runs tab and the Pipelines page link it
+    address = out.getvalue().splitlines()[-1].removeprefix("open it at http://localhost:8000")
+    assert run.pipeline == copy and address == f"/pipelines/{copy.id}/?run={run.id}", out.getvalue()
+    page.goto(page.base + address)
+    page.wait_for_selector(f"#run-banner[data-status=completed]:has-text('Run #{run.id}')")
+    page.click("[data-tab=runs]")
+    page.wait_for_selector(f"#tab-runs tr[data-run='{run.id}']")
+    page.shot("headless-run-opened")
+    page.goto(page.base + "/")
+    assert page.get_attribute(f"#recent-runs tr[data-run='{run.id}'] a", "href") == address
 
 
 def test_a_narrow_window_starts_with_the_minimap_hidden_and_the_users_choice_is_kept(page, users):
