@@ -98,6 +98,10 @@ class ComponentSpec:
     def digest(self) -> str:
         return digest(self)
 
+    def arguments(self) -> dict[str, str]:
+        """{script flag: parameter name}: what a sweep may name (arguments())."""
+        return arguments(self)
+
 
 # --------------------------------------------------------------------------- loading
 

@@ -363,5 +363,5 @@ class Module:
         }
         if cls.component is not None:
             d["component"] = {"origin": cls.component_origin, "command": cls.component.command,
-                              "digest": cls.code_digest()}
+                              "digest": cls.code_digest(), "arguments": cls.component.arguments()}
         return d

@@ -141,6 +141,7 @@ graph.on('history:change', () => { saver.schedule(); edits.updateButtons(); swee
 problems.paint();
 pane.show(null);
 edits.updateButtons();
+sweeps.updateButton(); // the components loaded may pass script arguments to sweep
 if (graph.getNodes().length) canvas.fit();
 const wanted = Number(new URLSearchParams(location.search).get('run'));
 // the run asked for in the address, else the pipeline's most recent one, or its sweep's best trial (as if picked in the Runs tab)

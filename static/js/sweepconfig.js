@@ -2,6 +2,8 @@
  * config sent to POST /api/sweeps, each made from the other; the YAML text of a config (the yaml
  * library is passed in, so that Node's tests use the same code); which field a problem names. */
 
+import { isArgument } from './sweepargs.js';
+
 export const SAMPLINGS = ['random', 'grid', 'bayesian'];
 export const GOALS = ['maximize', 'minimize'];
 
@@ -89,7 +91,8 @@ export function defaultForm(params, metrics) {
     sampling: 'random',
     rows: params.map((p) => {
       const expression = p.type === 'float' ? 'uniform' : 'choice';
-      return { name: p.name, type: p.type, swept: true, expression, fields: rowFor(p, expression), fixed: str(p.default) };
+      // a component's script argument (sweepargs.js) waits to be ticked: the node keeps its value until then
+      return { name: p.name, type: p.type, swept: !p.argument, expression, fields: rowFor(p, expression), fixed: str(p.default), argument: !!p.argument };
     }),
     policy: { type: 'NoTerminationPolicy', fields: {} },
     primary_metric_name: metric,
@@ -143,7 +146,7 @@ export function configToForm(config, params, fixed = {}) {
     const fields = {};
     if (expression === 'choice') fields.values = values.map(str).join(', ');
     else if (keys) keys.forEach((k, i) => { fields[k] = str(values[i]); });
-    const row = { name: str(s.name), type: typeOf.get(s.name), swept: true, expression: str(expression), fields };
+    const row = { name: str(s.name), type: typeOf.get(s.name), swept: true, expression: str(expression), fields, argument: isArgument(s.name) };
     if (!keys) row.values = values; // an unknown expression: kept as written
     rows.push(row);
   }
@@ -151,7 +154,7 @@ export function configToForm(config, params, fixed = {}) {
   for (const p of params) {
     if (rows.some((r) => r.name === p.name)) continue;
     const expression = p.type === 'float' ? 'uniform' : 'choice';
-    rows.push({ name: p.name, type: p.type, swept: false, expression, fields: rowFor(p, expression), fixed: fixed[p.name] !== undefined ? fixed[p.name] : str(p.default) });
+    rows.push({ name: p.name, type: p.type, swept: false, expression, fields: rowFor(p, expression), fixed: fixed[p.name] !== undefined ? fixed[p.name] : str(p.default), argument: !!p.argument });
   }
   const pol = c.policy && typeof c.policy === 'object' ? c.policy : {};
   const { type = 'NoTerminationPolicy', ...polFields } = pol;
@@ -220,7 +223,7 @@ export const fixedOf = (form) => Object.fromEntries(form.rows.filter((r) => r.fi
 export function fixedValues(form) {
   const out = {};
   for (const r of form.rows) {
-    if (r.swept || !r.type || r.fixed === undefined) continue;
+    if (r.swept || !r.type || r.fixed === undefined || r.argument) continue; // an unswept argument: the node's own value
     if (r.type === 'bool') out[r.name] = r.fixed === 'true' || r.fixed === true;
     else if (r.type === 'string') out[r.name] = r.fixed;
     else out[r.name] = num(r.fixed);

@@ -7,10 +7,11 @@ import { api } from './api.js';
 import { configToForm, configYaml, defaultForm, fixedOf, fixedValues, formToConfig, parseYaml, problemField } from './sweepconfig.js';
 import { sweepFormEl } from './sweepform.js';
 
-const NO_PARAMS = 'Declare a pipeline parameter first: click the empty canvas, then "+ Add parameter" in the Module tab';
+const NO_PARAMS = 'Declare a pipeline parameter first (click the empty canvas, then "+ Add parameter" in the Module tab), '
+  + 'or add a component whose command passes script arguments (--learning_rate {params.learning_rate})';
 
 /**
- * pipelineId; params(): the pipeline's parameters; metrics(): the metric names its modules emit;
+ * pipelineId; params(): the pipeline's parameters and the script arguments of its components (sweepargs.js); metrics(): the metric names its modules emit;
  * settle(): the last edits saved (a sweep runs the stored pipeline); false when they cannot be.
  */
 export function sweepDialog({ pipelineId, params, metrics, settle }) {

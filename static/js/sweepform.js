@@ -44,6 +44,7 @@ function rowEl(row, i, grid) {
 /** An unswept declared parameter: the value every trial gets. */
 function fixedEl(row, i) {
   if (!row.type) return null;
+  if (row.argument) return h('div', { class: 'sw-values' }, h('span', { class: 'help' }, 'not swept: each module passes its own value'));
   const input = row.type === 'bool'
     ? h('select', { 'data-row': i, 'data-fixed': '' }, ['true', 'false'].map((v) => h('option', { value: v, selected: String(row.fixed) === v }, v)))
     : h('input', { type: row.type === 'string' ? 'text' : 'number', step: 'any', value: row.fixed, 'data-row': i, 'data-fixed': '' });

@@ -4,6 +4,7 @@ accepted (201) and opened on its page."""
 import pytest
 
 from designer.pipelines.models import Pipeline, Sweep
+from tests.conftest import ROOT
 from tests.e2e.conftest import sign_in
 from tests.e2e.helpers import open_designer
 from tests.pipes import node as n
@@ -176,3 +177,30 @@ def test_the_dialogs_work_under_the_content_security_policy(browser, server, use
     page.wait_for_selector("#run-dialog", state="detached")
     context.close()
     assert not errors, errors
+
+
+def test_the_originals_sweep_file_over_a_script_argument_is_pasted_typed_and_started_without_a_pipeline_parameter(page, users):
+    """Issue 29: a HyperDrive file names the script's argument (`name: --learning_rate`). A pipeline of
+    the example component alone, with no pipeline parameter: the Sweep button is on, the form lists
+    the component's arguments typed from its parameters (unticked), the pasted file's argument is
+    typed and swept, and the sweep starts as written."""
+    doc = pipeline([n("script", "azureml_run_logging")], [])
+    p = open_designer(page, users["owner"], doc)
+    assert page.get_attribute("#sweep", "aria-disabled") == "false"
+    page.click("#sweep")
+    page.wait_for_selector("#sweep-dialog[open]")
+    heads = page.locator("#sweep-dialog .sw-row-head label.check").all_inner_texts()
+    assert [h.split() for h in heads] == [["--num_epochs", "int"], ["--learning_rate", "float"]], heads
+    assert not page.is_checked("#sw-row-0-swept") and not page.is_checked("#sw-row-1-swept")
+    assert "each module passes its own value" in page.inner_text("#sweep-form-panel")
+    page.click("#sweep-tab-yaml")
+    page.fill("#sweep-yaml", (ROOT / "examples" / "components" / "azureml_run_logging" / "hdconfig.yml").read_text())
+    page.click("#sweep-tab-form")
+    assert page.locator('[data-sweep-field="row:--learning_rate"] .sw-row-head').inner_text().split()[:2] == \
+        ["--learning_rate", "float"]  # it said "not declared"
+    assert page.input_value("#sw-row-0-expression") == "loguniform" and page.is_checked("#sw-row-0-swept")
+    page.shot("script-argument-form")
+    with page.expect_navigation():
+        page.click("#sweep-submit")
+    sweep = Sweep.objects.get(pipeline=p)
+    assert [s["name"] for s in sweep.config["parameter_space"]] == ["--learning_rate"] and sweep.base_values == {}

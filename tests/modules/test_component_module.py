@@ -69,7 +69,8 @@ def test_it_declares_what_the_file_declares(tmp_path):
                                                                                            3, True, True)
     assert [p["name"] for p in d["inputs"]] == ["data", "extra"] and d["inputs"][1]["optional"] is True
     assert [p["type"] for p in d["params"]] == ["int", "bool"] and d["metrics"] == ["loss"]
-    assert d["component"] == {"origin": "tests", "command": DOC["command"], "digest": module.component.digest()}
+    assert d["component"] == {"origin": "tests", "command": DOC["command"], "digest": module.component.digest(),
+                              "arguments": {"--times": "times", "--loud": "loud"}}  # what a sweep may name
     assert module.code_digest() == module.component.digest()
     assert d["metric_step"] == "step"  # unless the file says what a step counts
 
