@@ -96,5 +96,5 @@ def saved_pipeline(user, doc: dict, path: str, stdout):
         return None, False
     if created:
         stdout.write(f"saved as the pipeline {pipeline.name!r} of {user.username} (it had none of that name "
-                     "with these modules): the run opens there")
+                     "with these modules): its runs open there")
     return pipeline, created
