@@ -186,3 +186,20 @@ def test_a_module_dropped_low_stays_in_view_when_the_problems_bar_grows(page, us
         const b = document.querySelector(`#canvas g[data-cell-id="${id}"]`).getBoundingClientRect();
         return b.top >= c.top && b.bottom <= c.bottom; }""", arg=train)
     page.shot("dropped-low-in-view")
+
+
+def test_a_link_passing_behind_a_module_it_does_not_join_is_drawn_over_it(page, users):
+    """src feeds far, straight below mid, which it does not feed: the link is drawn over mid, so it
+    is not taken for a link into mid's ports (issue 30); src -> mid stays behind the modules."""
+    doc = pipeline([n("src", "toy_source", value=1), n("mid", "toy_add"), n("far", "toy_add")],
+                   [link("src", "mid"), link("src", "far")])
+    doc["layout"] = {"src": {"x": 100, "y": 0}, "mid": {"x": 100, "y": 160}, "far": {"x": 100, "y": 320}}
+    open_designer(page, users["owner"], doc)
+    z = """(pair) => { const g = designer.graph; const e = g.getEdges().find(x => x.getTargetCellId() === pair);
+                       return e.getZIndex(); }"""
+    page.wait_for_function(f"({z})('far') > 1000")
+    assert page.evaluate(z, "mid") == -1
+    page.shot("link-over-the-module-it-passes")
+    # moved aside, mid no longer hides it: the link goes back behind the modules
+    page.evaluate("designer.graph.getCellById('mid').position(400, 160)")
+    page.wait_for_function(f"({z})('far') === -1")
