@@ -75,6 +75,7 @@ XDIST := -n $(TEST_PROCESSES) --dist loadgroup --no-loadscope-reorder
 test: deps chromium
 	$(call timed,.venv/bin/lint-imports,lint-imports)
 	$(call timed,.venv/bin/mypy,mypy)
+	$(call timed,.venv/bin/mkdocs build --strict --quiet,the documentation (docs/: links and anchors checked))
 	$(call timed,npm test --silent,the Node tests)
 	$(call timed,$(PY) -m pytest $(XDIST),the embedded pass)
 	$(call timed,$(PROD_ENV) $(PY) -m pytest -m production $(XDIST),the production pass)

@@ -24,7 +24,7 @@ def is_api(request) -> bool:
 def _message(request, response) -> str:
     status = response.status_code
     if status == 404:
-        return f"not found: there is no {request.path} (the API's addresses are listed in the README)"
+        return f"not found: there is no {request.path} (the API's addresses are listed in docs/reference/api.md)"
     if status == 405:
         allowed = response.get("Allow", "")
         return f"{request.method} is not allowed on {request.path}" + (f"; use {allowed}" if allowed else "")

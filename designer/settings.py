@@ -3,7 +3,7 @@
 Embedded defaults (no variable set): SQLite, a SQLite-backed Celery broker, an in-memory Channels
 layer (the page then follows runs by reading the event store), artifacts on local disk.
 Production: DATABASE_URL, CELERY_BROKER_URL, CHANNEL_LAYER_URL (Redis), ARTIFACT_ROOT, SECRET_KEY,
-ALLOWED_HOSTS, SECURE_HTTPS, STATIC_ROOT (README, "Production recipe"). DEBUG is off unless set.
+ALLOWED_HOSTS, SECURE_HTTPS, STATIC_ROOT (docs/how-to/production.md). DEBUG is off unless set.
 A bad value stops start-up with a message naming the variable.
 """
 from __future__ import annotations

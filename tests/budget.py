@@ -9,7 +9,7 @@ A file's budget is DEFAULT_SECONDS unless BUDGETS below names it. Budgets hold o
 machine (about twice an idle machine's time). A subset of a file (-k, -x, a single test) only
 takes less time than the whole file, so the check never fires on a subset that the whole file
 would pass. To raise a budget, add or change the file's line in BUDGETS with the reason (what the
-file does that takes the time); better, make the file faster (README: "Tests and benchmarks").
+file does that takes the time); better, make the file faster (docs/contributing/tests.md).
 
 TEST_BUDGET_SCALE multiplies every budget (2 on a machine twice as slow; 0 turns the check off).
 """

@@ -1,6 +1,6 @@
-"""The README's production recipe, run for tests on the test database and the environment's broker
+"""The production recipe (docs/how-to/production.md), run for tests on the test database and the environment's broker
 and channel layer: collectstatic, migrate, ensure_admin, daphne with DEBUG off, Celery workers with
-the same variables. The commands are read from the README itself (`recipe`), so that the two cannot
+the same variables. The commands are read from that page itself (`recipe`), so that the two cannot
 drift apart. Used by tests/e2e/test_production.py and tests/pipelines/test_signin_and_pool.py."""
 import os
 import shlex
@@ -34,13 +34,13 @@ def manage(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
 
 
 def recipe(program: str) -> list[list[str]]:
-    """The commands of the README's "Production recipe" that run `program` (`manage.py`, `daphne`,
+    """The commands of the production recipe (docs/how-to/production.md) that run `program` (`manage.py`, `daphne`,
     `celery`), word for word after the interpreter, their comments cut."""
-    section = (ROOT / "README.md").read_text().split("### Production recipe", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "how-to" / "production.md").read_text()
     commands = [shlex.split(line.split(" #", 1)[0]) for line in map(str.strip, section.splitlines())
                 if line.startswith(".venv/bin/python ")]
     found = [c[1:] for c in commands if program in c[1:3]]
-    assert found, f"the README's production recipe has no {program} command"
+    assert found, f"docs/how-to/production.md's recipe has no {program} command"
     return found
 
 

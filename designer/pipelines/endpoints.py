@@ -140,7 +140,7 @@ def status(endpoint: Endpoint) -> tuple[str, str]:
     replicas = list(ServingReplica.objects.filter(last_seen__gte=timezone.now() - REPLICA_SILENT_AFTER))
     if not replicas:
         return st.UNAVAILABLE, ("no serving process has been heard of lately: `make run` starts one; "
-                                "in production, `python -m designer.serving` (README)")
+                                "in production, `python -m designer.serving` (docs/how-to/registry-and-endpoints.md)")
     loaded = [r.loaded.get(endpoint.name) or {} for r in replicas]
     errors = [f"{r.name}: {info['error']}" for r, info in zip(replicas, loaded) if info.get("error")]
     current = sum(1 for info in loaded if info.get("version") == version.id and not info.get("error"))

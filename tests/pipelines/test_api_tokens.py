@@ -203,8 +203,7 @@ def test_a_stranger_cannot_revoke_a_token_from_the_page(stranger_client, users):
 
 
 def readme_pipeline() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Scripts: API tokens"):]
+    section = (ROOT / "docs" / "how-to" / "api-tokens.md").read_text()
     return section[section.index("```json\n") + len("```json\n"):section.index("```\n", section.index("```json"))]
 
 

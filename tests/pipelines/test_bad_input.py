@@ -148,7 +148,7 @@ def test_an_unknown_api_url_is_a_json_404_without_the_url_list(owner_client, cli
     for c in (owner_client, client):
         r = c.get("/api/no/such/thing")
         assert r.status_code == 404 and r["Content-Type"] == "application/json"
-        assert r.json() == {"error": "not found: there is no /api/no/such/thing (the API's addresses are listed in the README)"}
+        assert r.json() == {"error": "not found: there is no /api/no/such/thing (the API's addresses are listed in docs/reference/api.md)"}
     assert owner_client.get("/no/such/page").status_code == 404  # pages: Django's page
 
 
