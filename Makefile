@@ -85,6 +85,7 @@ bench: deps chromium
 	$(PY) bench/engine.py
 	$(PROD_ENV) $(PY) bench/engine.py
 	$(PY) bench/train.py
+	$(PY) bench/digits_example.py
 	$(PY) bench/distributed.py
 	SEEDS=1,2,3,4,5 $(PY) bench/distributed_accuracy.py
 	$(PY) bench/canvas.py
