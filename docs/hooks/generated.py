@@ -23,13 +23,15 @@ def _modules() -> str:
     catalogue = registry.load(component_dirs=(ROOT / "examples" / "components",))
     rows = sorted((m.describe() for m in catalogue), key=lambda d: (d["category"], d["label"]))
     out = []
+    def ports(d: dict, side: str) -> str:
+        return ", ".join(f"{p['label']} ({p['type']}{', optional' if p.get('optional') else ''})" for p in d[side]) or "none"
+
     for d in rows:
-        ports = lambda side: ", ".join(f"{p['label']} ({p['type']}{', optional' if p.get('optional') else ''})" for p in d[side]) or "none"  # noqa: E731
         params = "; ".join(f"{p['label']} ({p['type']}, default {json.dumps(p.get('default'))})" for p in d["params"]) or "none"
         origin = f" (component: `{Path(d['component']['origin']).relative_to(ROOT) if Path(d['component']['origin']).is_absolute() else d['component']['origin']}`)" if d.get("component") else ""
         out.append(f"## {d['label']}\n\n`{d['kind']}` v{d['version']}, {d['category']}{origin}"
                    f"{', distributed (Run settings)' if d['distributed'] else ''}. {d['description'] or ''}\n\n"
-                   f"- Inputs: {ports('inputs')}\n- Outputs: {ports('outputs')}\n- Parameters: {params}\n"
+                   f"- Inputs: {ports(d, 'inputs')}\n- Outputs: {ports(d, 'outputs')}\n- Parameters: {params}\n"
                    + (f"- Metrics: {', '.join(d['metrics'])}\n" if d["metrics"] else ""))
     return "\n".join(out)
 
