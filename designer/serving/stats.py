@@ -125,8 +125,8 @@ class Flusher(threading.Thread):
                 if c.recent:
                     EndpointError.objects.bulk_create(
                         [EndpointError(endpoint_id=endpoint_id, at=at, status=status, message=message) for at, status, message in c.recent])
+                    # in the same transaction: no reader (the endpoint's page) ever sees more than KEEP_ERRORS
+                    old = EndpointError.objects.filter(endpoint_id=endpoint_id).order_by("-at", "-id").values_list("id", flat=True)[KEEP_ERRORS:]
+                    EndpointError.objects.filter(id__in=list(old)).delete()
         except IntegrityError:
             return  # the endpoint was deleted since: its figures go with it
-        if c.recent:
-            old = EndpointError.objects.filter(endpoint_id=endpoint_id).order_by("-at", "-id").values_list("id", flat=True)[KEEP_ERRORS:]
-            EndpointError.objects.filter(id__in=list(old)).delete()

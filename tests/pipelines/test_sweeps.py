@@ -388,7 +388,7 @@ def test_the_api_sweeps_a_saved_pipeline_shows_trials_live_and_applies_the_best_
     assert best["values"] == {"lr": BETTER} and best["epochs"] == 3 and [s for s, _ in best["curve"]] == [1, 2, 3]
     assert all(t["run"] and t["duration"] is not None for t in body["trials"])
     run = owner_client.get(f"/api/runs/{best['run']}").json()
-    assert run["trial"] == {"sweep": sweep.pk, "number": 1, "status": "completed"}
+    assert run["trial"] == {"sweep": sweep.pk, "number": 1, "status": "completed", "best": True}
     assert run["parameters"] == {"lr": BETTER, "batch": 32}
     revision = owner_client.get(f"/api/pipelines/{pk}").json()["revision"]
     applied = owner_client.post(f"/api/sweeps/{sweep.pk}/apply-best").json()["pipeline"]
