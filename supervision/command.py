@@ -355,8 +355,9 @@ def _killpg(pgid: int, sig: int) -> None:
 
 
 def main(args: list[str] | None = None) -> None:
-    """`python -m supervision.command --cwd DIR -- ARGV...`: chdir to DIR, then become ARGV (exec: the
-    rank's pid, log and watcher stay; python/python3 is this interpreter)."""
+    """`python -m supervision.command --cwd DIR -- ARGV...`: chdir to DIR, then become ARGV under the
+    reaper (exec: the rank's pid, log and watcher stay; what ARGV leaves running ends with it;
+    python/python3 is this interpreter)."""
     args = sys.argv[1:] if args is None else args
     if len(args) < 4 or args[0] != "--cwd" or args[2] != "--":
         sys.exit("usage: python -m supervision.command --cwd DIR -- ARGV...")
@@ -374,6 +375,9 @@ def main(args: list[str] | None = None) -> None:
         env = clean_environment()  # the rank's: the worker's settings are not the script's
         # the project's folder was on the path for this module (the rank's wrapper); the script has the SDK installed
         env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(ROOT))
+        if sys.platform == "linux":  # what the command leaves running ends with it, as for one process (reaper.py)
+            _startable(argv, Path.cwd(), env)
+            argv = [sys.executable, str(REAPER), *argv]
         os.execvpe(argv[0], argv, env)
     except OSError as e:
         sys.exit(f"supervision.command: cannot run {argv[0]!r} in {cwd!r}: {e.strerror or e}")

@@ -32,11 +32,16 @@ def children() -> list[int]:
     return found
 
 
+# children this process had before it started the command (in a distributed job's rank, the rank's
+# watcher, supervision/rank.py, forked before the exec into this program): never the command's
+SPARED: set[int] = set()
+
+
 def end_the_others(command: int) -> None:
     """SIGKILL every child but `command` (the orphans given to this process) until none is left:
     a killed one's own children come to this process in turn."""
     for _ in range(500):
-        others = [pid for pid in children() if pid != command]
+        others = [pid for pid in children() if pid != command and pid not in SPARED]
         if not others:
             return
         for pid in others:
@@ -49,7 +54,7 @@ def end_the_others(command: int) -> None:
 
 
 def reap_others(command: int) -> None:
-    for pid in [p for p in children() if p != command]:
+    for pid in [p for p in children() if p != command and p not in SPARED]:
         try:
             os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
@@ -63,6 +68,7 @@ def main(argv: list[str]) -> None:
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1) != 0:
         os.execvp(argv[0], argv)  # not Linux's: the command as it is (its group is still ended)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # until the command is started
+    SPARED.update(children())
     command = os.fork()
     if command == 0:
         _become(argv, libc)
@@ -71,7 +77,7 @@ def main(argv: list[str]) -> None:
     status = None
     while status is None:
         try:
-            pid, code = os.waitpid(-1, 0)
+            pid, code = os.waitpid(command, 0)  # the orphans are reaped by end_the_others, the spared by no one here
         except InterruptedError:
             continue
         except ChildProcessError:

@@ -136,6 +136,7 @@ def test_a_million_lines_of_rank_0_make_a_few_log_events(busy, tmp_path):
     assert any("more lines: see 70_driver_log_0.txt" in e.data["text"] for e in events)
     said = [e.data for e in run.events.filter(node_id="busy", type="metric")]
     assert [(m["name"], m["value"], m["step"]) for m in said] == [("said", 1.0, 1)]  # rank 0's line only
+    no_process_left(pids_of(tmp_path, 2))  # each rank's child (sleep 600) ended with it: it outlived the job
 
 
 def test_cancelling_ends_the_command_and_every_process_it_started(busy, tmp_path):

@@ -289,8 +289,9 @@ def test_a_script_never_asked_returns_none(tmp_path):
 
 def test_the_distributed_entry_enters_the_code_folder_and_becomes_the_command(tmp_path):
     """`python -m supervision.command --cwd DIR -- python script.py`, as supervision.rank runs it in each
-    process: the script runs in DIR with the worker's interpreter, in the same process (exec)."""
-    code = script(tmp_path, "import os, sys\nprint(os.getcwd(), os.getpid(), sys.executable, sys.argv[1:])\n")
+    process: the script runs in DIR with the worker's interpreter, a child of the same process (exec'd
+    into the reaper, which ends what the script leaves running)."""
+    code = script(tmp_path, "import os, sys\nprint(os.getcwd(), os.getppid(), sys.executable, sys.argv[1:])\n")
     child = subprocess.Popen([sys.executable, "-m", "supervision.command", "--cwd", str(code), "--", "python", "script.py",
                               "--a b"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     out, _ = child.communicate(timeout=60)
