@@ -5,7 +5,6 @@ LOCAL_RANK and NODE_RANK; the launcher writes 70_mpi_log.txt; rank 0's `##metric
 node's metrics; rank 0's ModelDirectory feeds Score Image Model. Two epochs on 60 digits."""
 import os
 import re
-import signal
 import time
 
 import pytest
@@ -61,9 +60,8 @@ def two_workers(django_db_setup, django_db_blocker):
         for w in workers:
             w.wait_ready()
     yield workers
-    for w in workers:  # both asked at once: each takes seconds to shut down
-        if w.proc.poll() is None:
-            os.killpg(w.proc.pid, signal.SIGTERM)
+    # both asked at once, each main process alone (TERM to a pool process too may leave the main
+    # process hanging in its exit: it then took the 20 s of `end` before its kill)
     stop_all(workers)
 
 
