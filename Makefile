@@ -65,10 +65,9 @@ timed = @echo '$(1)'; t=$$(date +%s); trap 'echo "make test: $$(( $$(date +%s) -
 	$$(( $$(date +%s) - $(START) )) s since make test began"' EXIT; $(1)
 
 # each pass in TEST_PROCESSES processes (pytest-xdist; 0: in this one), which take whole units of
-# tests, the longest first (tests/conftest.py, _xdist_units). Three on 2 cores: tests wait on
-# workers, servers and browsers much of their time (tests/pipelines used 65% of the two cores in two
-# processes; three took 13% less time); at most 7 (each has two Redis databases of its own)
-TEST_PROCESSES ?= 3
+# tests, the longest first (tests/conftest.py, _xdist_units): about twice as fast on 2 cores, since
+# tests wait on workers, servers and browsers much of their time
+TEST_PROCESSES ?= 2
 XDIST := -n $(TEST_PROCESSES) --dist loadgroup --no-loadscope-reorder
 
 # first the structure (dependencies one way: pyproject.toml's import-linter contracts; the page

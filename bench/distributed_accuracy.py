@@ -1,7 +1,7 @@
 """Distributed accuracy: 2 x 1 (two nodes of one process) against one process of the same global
 batch, over several seeds: is the gap the code's doing, or the spread of training itself?
 
-    .venv/bin/python bench/distributed_accuracy.py      # SEEDS=1,2,3 EPOCHS=6 GLOBAL_BATCH=32 SYNC_BN=0
+    .venv/bin/python bench/distributed_accuracy.py      # SEEDS=1,2,3 EPOCHS=6 GLOBAL_BATCH=32 SYNC_BN=0 PER_CLASS=all
 
 The recipe and data of tests/training/test_distributed_training.py (examples/digits.json's
 modules: scikit-learn's digits at 32x32, Split Image Directory 0.75 with seed 0: 1,347 training and
@@ -38,6 +38,7 @@ SEEDS = [int(s) for s in os.environ.get("SEEDS", "1,2,3").split(",")]
 EPOCHS = int(os.environ.get("EPOCHS", "6"))
 GLOBAL_BATCH = int(os.environ.get("GLOBAL_BATCH", "32"))
 SYNC_BN = os.environ.get("SYNC_BN", "0") == "1"
+PER_CLASS = None if os.environ.get("PER_CLASS", "all") == "all" else int(os.environ["PER_CLASS"])  # images of each digit
 LIMIT = 0.02  # tests/training/test_distributed_training.py before this benchmark: 2 points
 THREADS = 1
 
@@ -50,7 +51,7 @@ def prepare(root: Path) -> dict:
     from tests.imagesets import digits_folder
     from tests.modules.model_helpers import image_dir, run, untrained
 
-    every = image_dir(root / "all", digits_folder(root / "digits"))
+    every = image_dir(root / "all", digits_folder(root / "digits", per_class=PER_CLASS))
     parts, _ = run(SplitImageDirectory, root / "split", {"fraction": 0.75, "random_seed": 0}, image_directory=every)
     recipe, _ = run(InitImageTransformation, root / "transform",
                     {"resize": True, "size": 32, "center_crop": False, "random_horizontal_flip": False})
@@ -119,7 +120,8 @@ def main() -> int:
         dirs = prepare(root)
         variants = ["2 x 1"] + (["2 x 1 sync-bn"] if SYNC_BN else [])
         rows: dict[str, list[tuple[float, float]]] = {"1 process": [], **{v: [] for v in variants}}
-        print(f"digits 32x32, ResNet-18 from scratch, {EPOCHS} epochs, global batch {GLOBAL_BATCH}, seeds {SEEDS}", flush=True)
+        print(f"digits 32x32 ({PER_CLASS or 'all'} of each), ResNet-18 from scratch, {EPOCHS} epochs, "
+              f"global batch {GLOBAL_BATCH}, seeds {SEEDS}", flush=True)
         for seed in SEEDS:
             started = time.monotonic()
             rows["1 process"].append(accuracy(one_process(dirs, root / f"one-{seed}", seed)))

@@ -3,7 +3,7 @@
  * the draft read back from it, and dagre's layout (global dagre); the minimap is minimap.js.
  * Run status paints never enter the undo history (option `ignoreHistory`, see SILENT). */
 import { makeRoom } from './room.js';
-import { NAME_LINE, NAME_SIZE, NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, bindingLine, edgeMeta, labelText, nameLines, nodeBox, nodeLabel, nodeMeta } from './cells.js';
+import { NAME_LINE, NAME_SIZE, NODE_H, NODE_SHAPE, NODE_W, LINK_SHAPE, bindingLine, edgeMeta, labelLines, labelText, nameLines, nodeBox, nodeLabel, nodeMeta } from './cells.js';
 import { linkOf, nodeDoc, toDraft } from './document.js';
 import { refusalsNear, watchDroppedLinks } from './droppedlinks.js';
 import { moduleOf, refusal } from './rules.js';
@@ -34,7 +34,7 @@ function registerShapes() {
     attrs: {
       body: { refWidth: '100%', refHeight: '100%', rx: 6, ry: 6, fill: '#fff', stroke: '#8c959f', strokeWidth: 1 },
       stripe: { width: 6, refHeight: '100%', rx: 3, ry: 3, fill: '#d0d7de' },
-      label: { refX: 16, refY: 19, fontSize: 13, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle' },
+      label: { refX: 16, refY: 19, fontSize: 13, lineHeight: 16, fill: '#1b1f24', textAnchor: 'start', textVerticalAnchor: 'middle' }, // a second line 16 px under the first (cells.js, LABEL_LINE)
       status: { refX: 16, refY: 39, fontSize: 11, fill: '#57606a', textAnchor: 'start', textVerticalAnchor: 'middle' },
       progress: { refX: 16, refY: 53, fontSize: 10, fill: '#0969da', textAnchor: 'start', textVerticalAnchor: 'middle' },
       bindings: { refX: 16, refY: 54, fontSize: 11, fill: '#8250df', textAnchor: 'start', textVerticalAnchor: 'middle' },
@@ -127,9 +127,10 @@ function makeGraph(container, rules, onRefusal, drawing, onDropped) {
  * (not an undoable change).
  */
 export function arrange(node) {
-  const box = nodeBox(nameLines(node.getPorts()), !!node.attr('bindings/title'), !!node.attr('progress/text'));
+  const box = nodeBox(nameLines(node.getPorts()), !!node.attr('bindings/title'), !!node.attr('progress/text'),
+    labelLines(node.attr('label/text')));
   // the problem badge on the label's line, where the label leaves it room: not over the input ports' names
-  node.attr({ label: { refY: box.label }, badge: { refY: box.label }, status: { refY: box.status }, progress: { refY: box.progress },
+  node.attr({ label: { refY: box.labelMid }, badge: { refY: box.label }, status: { refY: box.status }, progress: { refY: box.progress },
     bindings: { refY: box.bindings } }, SILENT);
   if (node.getSize().height !== box.height) node.resize(NODE_W, box.height, SILENT);
 }
@@ -186,20 +187,27 @@ export function createCanvas(container, catalogue, extra, onRefusal) {
   graph.on('node:change:data', ({ node }) => {
     const line = bindingLine(node.getData().bindings);
     node.attr('bindings', { text: line.text, title: line.title }, SILENT);
+    fitLabel(node); // a Dataset or Registered model node's label names what it now points at
+    rearrange(node);
+  });
+  function rearrange(node) {
     const was = node.getSize().height;
     arrange(node);
     const { x, y, width: w, height: h } = node.getBBox();
     if (h <= was) return;
     const others = graph.getNodes().map((n) => { const b = n.getBBox(); return { id: n.id, x: b.x, y: b.y, w: b.width, h: b.height }; });
     for (const { id, dy } of makeRoom({ id: node.id, x, y, w, h, was }, others)) graph.getCellById(id).translate(0, dy);
-  });
+  }
   // the label leaves room for the problem badge, and follows the data (a Dataset node's dataset)
   graph.on('node:change:attrs', ({ node }) => fitLabel(node));
   function fitLabel(node) {
     const doc = node.getData();
     const full = nodeLabel(doc, moduleOf(catalogue.modules, doc), catalogue.datasets);
     const text = labelText(full, !!node.attr('badge/text'));
-    if (node.attr('label/text') !== text || node.attr('labelTip/title') !== full) node.attr({ label: { text }, labelTip: { title: full } }, SILENT);
+    if (node.attr('label/text') === text && node.attr('labelTip/title') === full) return;
+    const rows = labelLines(node.attr('label/text'));
+    node.attr({ label: { text }, labelTip: { title: full } }, SILENT);
+    if (labelLines(text) !== rows) rearrange(node); // a name now on two lines (or back on one): the status moves
   }
   const canvas = {
     ...parts,

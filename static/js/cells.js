@@ -2,7 +2,7 @@
 import { IN, OUT, nodeData, portId } from './document.js';
 import { bindingShort, bindingText } from './params.js';
 import { moduleOf, takes } from './rules.js';
-import { fitText, wrapText } from './textfit.js';
+import { fitText, textWidth, wrapText } from './textfit.js';
 
 export const NODE_W = 200;
 /** The height of a node's own lines (label, status), without its port names. */
@@ -19,6 +19,7 @@ const PORTS_TO = NODE_W - 4;
 // the label (13 px) from x = 16 to the node's right edge, or to the problem badge ("⚠ 12": 12 px
 // bold, some 30 px, ending at NODE_W - 10)
 const LABEL_SIZE = 13;
+const LABEL_LINE = 16;
 const LABEL_W = NODE_W - 16 - 6;
 const LABEL_W_BADGED = NODE_W - 10 - 30 - 8 - 16;
 const STATUS_W = NODE_W - 16 - 6;
@@ -80,24 +81,38 @@ export function nameLines(items) {
 /**
  * Where a node's lines go, and its height: the input names under the top edge, then the label,
  * the status, the progress line (while a node reports progress), the bound parameters, then the
- * output names over the bottom edge. lines: nameLines(ports).
+ * output names over the bottom edge. lines: nameLines(ports); labelRows: the label's lines (labelLines).
  */
-export function nodeBox(lines, bound, progress) {
+export function nodeBox(lines, bound, progress, labelRows = 1) {
   const top = lines[IN] ? lines[IN] * NAME_LINE + 2 : 0;
   const label = top ? top + 16 : 19;
-  const status = label + 18;
+  const status = label + 18 + LABEL_LINE * (labelRows - 1);
   let y = status;
   const prog = y + PROGRESS_H;
   if (progress) y = prog;
   const bindings = y + 16;
   if (bound) y = bindings;
   const height = y + (lines[OUT] ? 13 + lines[OUT] * NAME_LINE + 6 : 17);
-  return { height, label, status, progress: prog, bindings };
+  // label: its first line's middle (where the badge goes); labelMid: the middle of its lines (X6
+  // centres a text of several lines on its refY)
+  return { height, label, labelMid: label + (LABEL_LINE * (labelRows - 1)) / 2, status, progress: prog, bindings };
 }
 
-/** The label as drawn: cut to leave room for the problem badge when one is shown. */
-export const labelText = (full, badged) => fitText(full, badged ? LABEL_W_BADGED : LABEL_W, LABEL_SIZE);
+/**
+ * The label as drawn: one line, or two where it is longer than the node is wide (a Registered
+ * model node naming its model, a Dataset node its dataset), broken at a space; the rest cut with
+ * "…". How many lines never depends on the problem badge (a node does not change height as
+ * problems come and go): with the badge shown, the first line, which the badge shares, is cut to
+ * leave it room.
+ */
+export function labelText(full, badged) {
+  const lines = textWidth(full, LABEL_SIZE) <= LABEL_W ? [full] : wrapText(full, LABEL_W, LABEL_SIZE, 2);
+  if (badged) lines[0] = fitText(lines[0], LABEL_W_BADGED, LABEL_SIZE);
+  return lines.join('\n');
+}
 export const shorten = (text) => labelText(text, false);
+/** How many lines a label takes as drawn (labelText's). */
+export const labelLines = (text) => String(text || '').split('\n').length;
 /** A status or progress line, cut to the node's width. */
 export const statusFit = (text, size = 11) => fitText(text, STATUS_W, size);
 
@@ -124,11 +139,12 @@ export function nodeMeta(doc, pos, links, catalogue) {
   const m = moduleOf(catalogue.modules, doc);
   const bound = bindingLine(doc.bindings);
   const items = portItems(m, doc.id, links);
-  const box = nodeBox(nameLines(items), !!bound.title, false);
   const label = nodeLabel(doc, m, catalogue.datasets);
+  const text = labelText(label, false);
+  const box = nodeBox(nameLines(items), !!bound.title, false, labelLines(text));
   return {
     id: doc.id, shape: NODE_SHAPE, x: pos.x, y: pos.y, width: NODE_W, height: box.height, data: nodeData(doc),
-    attrs: { label: { text: labelText(label, false), refY: box.label }, badge: { refY: box.label }, labelTip: { title: label }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind },
+    attrs: { label: { text, refY: box.labelMid }, badge: { refY: box.label }, labelTip: { title: label }, body: { 'data-kind': doc.kind, title: m ? m.label : doc.kind },
       status: { refY: box.status }, progress: { refY: box.progress }, bindings: { text: bound.text, title: bound.title, refY: box.bindings } },
     ports: { items },
   };

@@ -70,7 +70,7 @@ new ResizeObserver(() => requestAnimationFrame(keepSelectedInView)).observe($('#
 const edits = editing(canvas, catalogue.modules, saver.saveNow);
 renameInTopBar(saver);
 const entries = palette(canvas, catalogue, edits.addAtCentre);
-myModels(canvas, catalogue, entries.entry);
+myModels(catalogue, entries.entry);
 
 // the pipeline's parameters: edited in the Module tab while no module is selected, bound in a node's pane
 const store = paramsStore(extra, () => saver.schedule());

@@ -2,11 +2,9 @@
  * datasets): the user's registered models (GET /api/models) above the module's own entry,
  * each added as a "Registered model" node with its name set (the latest version unless the node's
  * pane says which). Read again when the Register dialog registers one. Such a node's label names
- * its model (a Dataset node's, its dataset), and follows an edit in its pane. */
+ * its model, on two lines if need be, and follows an edit in its pane (canvas.js, fitLabel). */
 import { api } from './api.js';
 import { $, h } from './dom.js';
-import { SILENT } from './canvas.js';
-import { nodeLabel, shorten } from './cells.js';
 import { REGISTERED, registryPaths } from './registry.js';
 
 export const KIND = 'registered_model';
@@ -20,7 +18,7 @@ function item(m) {
 }
 
 /** entry(button): the palette's wiring of an entry (drag and Enter). */
-export function myModels(canvas, catalogue, entry) {
+export function myModels(catalogue, entry) {
   const section = $('#my-models');
   const module = catalogue.modules.get(KIND);
   if (!section || !module) return; // the Registered model module is not in this catalogue
@@ -36,13 +34,6 @@ export function myModels(canvas, catalogue, entry) {
     section.dataset.loaded = String(Number(section.dataset.loaded || 0) + 1);
   }
 
-  // the label names the model (or a Dataset node's dataset) and follows a change in the pane
-  const named = new Map([[KIND, module], ['dataset', catalogue.modules.get('dataset')]]);
-  canvas.graph.on('node:change:data', ({ node }) => {
-    const data = node.getData();
-    const m = named.get(data.kind);
-    if (m) node.attr('label/text', shorten(nodeLabel({ ...data, id: node.id }, m, catalogue.datasets)), SILENT);
-  });
   document.addEventListener(REGISTERED, load);
   load();
 }

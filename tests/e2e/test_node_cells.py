@@ -77,8 +77,8 @@ def test_port_names_are_drawn_apart_by_their_ports_and_clear_of_the_label_and_st
 
 
 def test_a_long_label_leaves_room_for_the_problem_badge(page, users):
-    long = "handwritten-digits-scanned-at-full-resolution-2026"
-    ds = Dataset.objects.create(owner=users["owner"], name=long, size=100, file=f"datasets/{users['owner'].id}/{long}/{long}.zip")
+    name = "handwritten-digits"  # "Dataset: handwritten-digits" fits the node's line, not beside the badge
+    ds = Dataset.objects.create(owner=users["owner"], name=name, size=100, file=f"datasets/{users['owner'].id}/{name}/{name}.zip")
     # a parameter the module does not have: a problem the server names, drawn as a badge on the node
     open_designer(page, users["owner"], pipeline([n("data", "dataset", dataset=ds.id, bogus=1)], []))
     page.evaluate("designer.graph.zoomTo(1.5); designer.graph.centerCell(designer.graph.getCellById('data'))")
@@ -87,7 +87,7 @@ def test_a_long_label_leaves_room_for_the_problem_badge(page, users):
     label = node(page, "data").locator(".node-label")
     body = node(page, "data").locator("rect").first.bounding_box()
     assert shown(label).startswith("Dataset: hand") and shown(label).endswith("…")
-    assert node(page, "data").locator(".node-label-tip > title").text_content() == f"Dataset: {long}"  # the whole label on hover
+    assert node(page, "data").locator(".node-label-tip > title").text_content() == f"Dataset: {name}"  # the whole label on hover
     narrow = label.bounding_box()
     assert disjoint(narrow, badge.bounding_box()), (narrow, badge.bounding_box())
     assert inside(narrow, body) and inside(badge.bounding_box(), body)
@@ -96,10 +96,39 @@ def test_a_long_label_leaves_room_for_the_problem_badge(page, users):
     page.evaluate("""() => { const n = designer.graph.getCellById('data'); const { bogus, ...rest } = n.getData().parameters;
                               n.setData({ ...n.getData(), parameters: rest }, { overwrite: true }); }""")
     expect(badge).to_be_hidden()
-    page.wait_for_function("document.querySelector('#canvas [data-cell-id=data] .node-label').getBBox().width > %f" % (narrow["width"] / 1.5))
+    page.wait_for_function("document.querySelector('#canvas [data-cell-id=data] .node-label').getBBox().width > %f" % (narrow["width"] / 1.5 * 1.1))  # at zoom 1.5
     wide = label.bounding_box()
-    assert inside(wide, body) and wide["width"] > narrow["width"] + 20 and shown(label).endswith("…"), (wide, shown(label))
+    assert inside(wide, body) and wide["width"] > narrow["width"] + 20 and shown(label) == f"Dataset: {name}", (wide, shown(label))
     page.shot("label-without-badge")
+
+
+def test_a_name_longer_than_the_node_takes_a_second_line_under_the_badges_line(page, users):
+    """Issue 30: a node naming its dataset or model cut the name ("Registered model: Photos-...").
+    Past the node's width the label takes a second line, cut only past it; the badge stays on the
+    first line, clear of both; the node is as tall with the badge as without."""
+    long = "handwritten-digits-scanned-at-full-resolution-2026"
+    ds = Dataset.objects.create(owner=users["owner"], name=long, size=100, file=f"datasets/{users['owner'].id}/{long}/{long}.zip")
+    open_designer(page, users["owner"], pipeline([n("data", "dataset", dataset=ds.id, bogus=1)], []))
+    page.evaluate("designer.graph.zoomTo(1.5); designer.graph.centerCell(designer.graph.getCellById('data'))")
+    badge = node(page, "data").locator(".node-badge")
+    expect(badge).to_have_text("⚠ 1")
+    lines = node(page, "data").locator(".node-label tspan")
+    expect(lines).to_have_count(2)
+    first_line, second_line = (t.replace("\xa0", " ") for t in lines.all_text_contents())
+    assert first_line == "Dataset:" and second_line.startswith("handwritten-digits-scanned") and second_line.endswith("…")
+    body = node(page, "data").locator("rect").first.bounding_box()
+    first, second = lines.nth(0).bounding_box(), lines.nth(1).bounding_box()
+    assert second["y"] - first["y"] == pytest.approx(16 * 1.5, abs=1), (first, second)  # one under the other, 16 px apart at zoom 1.5
+    for box in (first, second, badge.bounding_box()):
+        assert inside(box, body), (box, body)
+    assert disjoint(first, badge.bounding_box()) and disjoint(second, badge.bounding_box()), (first, second, badge.bounding_box())
+    height = page.evaluate("designer.graph.getCellById('data').getSize().height")
+    page.shot("two-line-label-and-badge")
+    page.evaluate("""() => { const n = designer.graph.getCellById('data'); const { bogus, ...rest } = n.getData().parameters;
+                              n.setData({ ...n.getData(), parameters: rest }, { overwrite: true }); }""")
+    expect(badge).to_be_hidden()
+    expect(lines).to_have_count(2)
+    assert page.evaluate("designer.graph.getCellById('data').getSize().height") == height  # nothing jumps as problems come and go
 
 
 def frame_and_map(page):

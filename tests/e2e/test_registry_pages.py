@@ -437,6 +437,30 @@ def label_shown(page, nid, text):
     page.wait_for_function(f"{shown} === {text!r}")
 
 
+def node_texts(page, nid, lines):
+    """Once node `nid`'s label is drawn on `lines` lines: those lines, and the boxes on the page of
+    the label, the status, the port names and the node."""
+    cell = f"document.querySelector('#canvas g[data-cell-id=\"{nid}\"]')"
+    page.wait_for_function(f"{cell}.querySelectorAll('text.node-label tspan').length === {lines}")
+    return page.evaluate(f"""(() => {{
+      const g = {cell}; const box = (e) => {{ const r = e.getBoundingClientRect(); return {{x: r.x, y: r.y, width: r.width, height: r.height}}; }};
+      return {{lines: [...g.querySelectorAll('text.node-label tspan')].map((t) => t.textContent.replace(/\\u00a0/g, ' ')),
+               label: box(g.querySelector('text.node-label')), status: box(g.querySelector('text.node-status')),
+               ports: [...g.querySelectorAll('.x6-port-label text')].filter((t) => t.textContent).map(box),
+               node: {{...box(g.querySelector('rect')), height: designer.graph.getCellById('{nid}').getSize().height}}}};
+    }})()""")
+
+
+def overlap(a, b, slack=0.5):
+    return (a["x"] + slack < b["x"] + b["width"] and b["x"] + slack < a["x"] + a["width"]
+            and a["y"] + slack < b["y"] + b["height"] and b["y"] + slack < a["y"] + a["height"])
+
+
+def inside(a, outer, slack=0.5):
+    return (a["x"] >= outer["x"] - slack and a["y"] >= outer["y"] - slack
+            and a["x"] + a["width"] <= outer["x"] + outer["width"] + slack and a["y"] + a["height"] <= outer["y"] + outer["height"] + slack)
+
+
 def test_my_models_in_the_palette_add_a_registered_model_node_named_after_it(page, users, request):
     seed_model(users["owner"], versions=(("ready", ""), ("ready", "")))
     open_designer(page, users["owner"])
@@ -462,6 +486,20 @@ def test_my_models_in_the_palette_add_a_registered_model_node_named_after_it(pag
     field = page.locator("#tab-module [data-param=model]")
     field.fill("mnist")
     label_shown(page, nid, f"{label}: mnist")
+    # a longer name takes a second line, whole, and the status moves down under it (issue 30: the
+    # label was cut to "Registered model: Photos-..."); nothing of the node is drawn over another
+    height = page.evaluate(f"designer.graph.getCellById('{nid}').getSize().height")
+    field.fill("Photos-classifier-2026")
+    drawn = node_texts(page, nid, lines=2)
+    assert drawn["lines"] == [f"{label}:", "Photos-classifier-2026"], drawn
+    assert drawn["node"]["height"] == height + 16, drawn
+    boxes = [b for b in (drawn["label"], drawn["status"], *drawn["ports"]) if b["width"] and b["height"]]  # drawn ones
+    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if overlap(a, b)], drawn
+    assert all(inside(b, drawn["node"]) for b in boxes), drawn
+    page.shot("my-models-long-name-1400")
+    field.fill("mnist")  # one line again: the node as it was
+    node_texts(page, nid, lines=1)
+    page.wait_for_function(f"designer.graph.getCellById('{nid}').getSize().height === {height}")
     page.shot("my-models-1400")
     page.set_viewport_size({"width": 1024, "height": 768})
     page.shot("my-models-1024")

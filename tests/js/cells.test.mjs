@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NODE_H, NODE_H_BOUND, NODE_SHAPE, NODE_W, PROGRESS_H, edgeMeta, labelText, nameLines, nodeBox, nodeLabel, nodeMeta, pastedEdgeMeta, portItems, portX, shorten } from '../../static/js/cells.js';
+import { NODE_H, NODE_H_BOUND, NODE_SHAPE, NODE_W, PROGRESS_H, edgeMeta, labelLines, labelText, nameLines, nodeBox, nodeLabel, nodeMeta, pastedEdgeMeta, portItems, portX, shorten } from '../../static/js/cells.js';
 import { textWidth } from '../../static/js/textfit.js';
 import { MODULES, link } from './fixtures.mjs';
 
@@ -13,13 +13,33 @@ test('a node shows its module, a dataset node its dataset, an unknown kind says 
   assert.equal(nodeLabel({ kind: 'gone' }, undefined, catalogue.datasets), 'gone (unknown module)');
 });
 
-test('long labels are cut to the node, shorter while a problem badge is shown', () => {
+test('long labels take a second line, cut only past it; the first line leaves the problem badge room', () => {
   assert.equal(shorten('Convert to Image Directory'), 'Convert to Image Directory');
-  const long = 'Load dataset: handwritten-digits-scanned-at-full-resolution';
+  assert.equal(labelLines(shorten('Convert to Image Directory')), 1);
+  // issue 30: "Registered model: Photos-..." cut the name the user chose the node for
+  const model = 'Registered model: Photos-classifier-of-2026';
+  assert.equal(labelText(model, false), 'Registered model:\nPhotos-classifier-of-2026');
+  assert.equal(labelLines(labelText(model, true)), 2); // the badge never changes a node's height
+  const long = 'Load dataset: handwritten-digits-scanned-at-full-resolution-and-then-some';
   const [plain, badged] = [labelText(long, false), labelText(long, true)];
-  assert.ok(plain.endsWith('…') && badged.endsWith('…') && badged.length < plain.length);
-  assert.ok(16 + textWidth(plain, 13) <= NODE_W - 4);
-  assert.ok(16 + textWidth(badged, 13) <= NODE_W - 10 - 30); // left of "⚠ 12"
+  assert.equal(labelLines(plain), 2);
+  assert.ok(plain.endsWith('…') && badged.endsWith('…'));
+  for (const line of plain.split('\n')) assert.ok(16 + textWidth(line, 13) <= NODE_W - 4, line);
+  const oneLine = 'Apply Image Transformation to the validation set';
+  assert.ok(16 + textWidth(labelText(oneLine, true).split('\n')[0], 13) <= NODE_W - 10 - 30); // left of "⚠ 12"
+});
+
+test('a label on two lines moves the status down a line, its first line where the badge is', () => {
+  const one = nodeBox({ in: 1, out: 1 }, false, false, 1);
+  const two = nodeBox({ in: 1, out: 1 }, false, false, 2);
+  assert.equal(two.label, one.label); // the badge's line
+  assert.equal(two.labelMid, one.label + 8); // X6 centres the two lines there: the first stays put
+  assert.equal(two.status, one.status + 16);
+  assert.equal(two.height, one.height + 16);
+  const meta = nodeMeta({ id: 'n1', kind: 'dataset', parameters: { dataset: 7 } }, { x: 0, y: 0 }, [],
+    { modules: MODULES, datasets: new Map([[7, { id: 7, name: 'photos-of-cats-and-dogs-from-the-archive' }]]) });
+  assert.equal(meta.attrs.label.text.split('\n').length, 2);
+  assert.ok(meta.attrs.status.refY > meta.attrs.label.refY + 8);
 });
 
 test('port names: under their circle, apart from their neighbours, in two lines when three share the edge', () => {
