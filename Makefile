@@ -15,7 +15,9 @@ PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_U
 .venv/.installed: requirements.txt sdk/pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -r requirements.txt
+	@# --no-compile: pip would byte-compile all 16,000 files of the packages (about 50 s of a core);
+	@# Python compiles the modules it imports when it first imports them, and keeps them
+	$(PIP) install -q --no-compile -r requirements.txt
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
