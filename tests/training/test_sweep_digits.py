@@ -2,13 +2,10 @@
 each trial distributed (1 node x 2 processes); the shared nodes (Dataset, Convert, Split, the
 transformations, ResNet) run once; a learning rate far too small is stopped by BanditPolicy
 between epochs, through the stop file its torchrun ranks read, and keeps its best epoch; so is it
-by MedianStoppingPolicy and TruncationSelectionPolicy with one process per trial. A grid of 4
-learning rates gives 4 runs and names the right best, random sampling runs two trials at the same
-time, and a cancel ends every trial's distributed training mid-way with no process left.
-
-Every sweep here trains on 100 images of each digit (750 to train, 250 to validate): the whole
-1,797 took twice the time (194 s for the Bandit sweep alone) and tells nothing more; the good
-learning rate reaches 93-96% on them in 3 epochs (seeds 1 to 4), the poor one about 10%."""
+by MedianStoppingPolicy and TruncationSelectionPolicy with one process per trial. With small
+settings (100 images a class, 3 epochs), a grid of 4 learning rates gives 4 runs and names the right
+best, random sampling runs two trials at the same time, and a cancel ends every trial's
+distributed training mid-way with no process left."""
 import time
 from pathlib import Path
 
@@ -21,16 +18,16 @@ from designer.pipelines.models import NodeRun
 from sdk.formats.meta import read_meta
 from tests.pipelines.test_distributed import leftover_processes, no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from tests.pipelines.test_sweeps import finished
-from tests.training.test_distributed_training import add_digits, digits_pipeline
+from tests.training.test_distributed_training import add_digits, digits, digits_pipeline  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-SHORT = 5  # epochs: the poor trial is judged at epochs 2, 3 and 4 against the good one's latest
+EPOCHS = 6
 GOOD, POOR = 0.05, 0.0000005  # 100,000x too small: the batch-norm statistics alone learn something
 SHARED = ("dataset", "convert", "split", "transform", "apply_train", "apply_val", "resnet")
 
 
-def swept_digits(digits, processes: int, epochs: int, **train) -> dict:
+def swept_digits(digits, processes: int, epochs: int, **train) -> dict:  # noqa: F811
     """The digits pipeline up to Train PyTorch Model, 1 node x `processes`, its learning rate bound
     to the pipeline parameter `learning_rate`."""
     doc = digits_pipeline(digits, 1, processes, epochs=epochs, patience=epochs, **train)
@@ -45,19 +42,13 @@ def sweep_config(sampling: str, space: list, policy: dict, total: int, **extra) 
             "max_total_runs": total, "max_concurrent_runs": 2, **extra}
 
 
-@pytest.fixture
-def small_digits(users, tmp_path):
-    """The digits example with small settings: 100 images of each class (750 to train, 250 to validate)."""
-    return add_digits(users["owner"], tmp_path / "digits", per_class=100)
-
-
 def run_sweep(owner, doc: dict, config: dict):
     """Start the sweep and wait for the product to end it: (sweep, what its trials say)."""
     sweep = finished(sweeps.start(owner, doc, config), timeout=1700)
     return sweep, list(sweep.trials.values("values", "status", "epochs", "value", "stopped_at_step", "error"))
 
 
-def learning_rate_sweep(owner, digits, processes: int, epochs: int, policy: dict):
+def learning_rate_sweep(owner, digits, processes: int, epochs: int, policy: dict):  # noqa: F811
     """A grid of [GOOD, POOR] over Train PyTorch Model's learning rate, 1 node x `processes` per
     trial, both trials at once, to its end: (sweep, good trial, poor trial, what the trials say)."""
     config = sweep_config("grid", {"expression": "choice", "values": [GOOD, POOR]}, policy, total=2)
@@ -73,12 +64,12 @@ def shared_nodes_ran_once(sweep, trials: int):
 
 
 @pytest.mark.timeout(1800)  # two distributed trainings side by side on a shared 2-core machine
-def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shared_nodes_once(workers, users, small_digits):  # noqa: F811
+def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shared_nodes_once(workers, users, digits):  # noqa: F811
     bandit = {"type": "BanditPolicy", "evaluation_interval": 1, "slack_factor": 0.2, "delay_evaluation": 2}
-    sweep, good, poor, seen = learning_rate_sweep(users["owner"], small_digits, 2, SHORT, bandit)
+    sweep, good, poor, seen = learning_rate_sweep(users["owner"], digits, 2, EPOCHS, bandit)
     assert sweep.status == st.COMPLETED and sweep.best_trial == good, (sweep.message, seen)
-    assert good.status == st.COMPLETED and good.epochs == SHORT and good.value > 0.5
-    assert poor.status == st.EARLY_TERMINATED and poor.epochs < SHORT, (poor.status, poor.epochs, poor.error)
+    assert good.status == st.COMPLETED and good.epochs == EPOCHS and good.value > 0.5
+    assert poor.status == st.EARLY_TERMINATED and poor.epochs < EPOCHS, (poor.status, poor.epochs, poor.error)
     train = NodeRun.objects.get(run=poor.run, node_id="train")
     assert train.status == st.COMPLETED  # stopped between epochs: its model is there, the best so far
     spec = yaml.safe_load((Path(train.outputs["trained_model"]) / "model.yaml").read_text())
@@ -91,16 +82,17 @@ def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shar
         no_process_left(trial.run)
 
 
+SHORT = 5  # epochs: the poor trial is judged at epochs 2, 3 and 4 against the good one's latest
 STOPPING = [{"type": "MedianStoppingPolicy", "evaluation_interval": 1, "delay_evaluation": 2},
             {"type": "TruncationSelectionPolicy", "evaluation_interval": 1, "truncation_percentage": 50, "delay_evaluation": 2}]
 
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("policy", STOPPING, ids=[p["type"] for p in STOPPING])
-def test_median_and_truncation_stop_the_poor_learning_rate_of_a_digits_sweep(workers, users, small_digits, policy):  # noqa: F811
+def test_median_and_truncation_stop_the_poor_learning_rate_of_a_digits_sweep(workers, users, digits, policy):  # noqa: F811
     """The same sweep with one process per trial, under each of the other two policies: the poor
     learning rate ends early terminated, the good one trains every epoch and is the best."""
-    sweep, good, poor, seen = learning_rate_sweep(users["owner"], small_digits, 1, SHORT, policy)
+    sweep, good, poor, seen = learning_rate_sweep(users["owner"], digits, 1, SHORT, policy)
     assert sweep.status == st.COMPLETED and sweep.best_trial == good, (sweep.message, seen)
     assert good.status == st.COMPLETED and good.epochs == SHORT and good.value > 0.5, seen
     assert poor.status == st.EARLY_TERMINATED and poor.epochs < SHORT, seen
@@ -110,6 +102,12 @@ def test_median_and_truncation_stop_the_poor_learning_rate_of_a_digits_sweep(wor
 NO_STOP = {"type": "NoTerminationPolicy"}
 SMALL = 3  # epochs of the small-settings sweeps (23 steps each: warm-up over the first 5 steps)
 SMALL_TRAIN = {"warmup_step_number": 5, "print_frequency": 0}
+
+
+@pytest.fixture
+def small_digits(users, tmp_path):
+    """The digits example with small settings: 100 images of each class (750 to train, 250 to validate)."""
+    return add_digits(users["owner"], tmp_path / "digits", per_class=100)
 
 
 def overlapping(sweep) -> list:
