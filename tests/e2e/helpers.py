@@ -119,3 +119,15 @@ def metric_points(page, name):
     """How many points the Metrics tab draws of metric `name` (-1: no chart of it yet)."""
     line = page.evaluate(f"(n => {{ const c = ({CHART_OF})(n); const l = c && c.lines.find(l => l.label === n); return l ? l.points.length : -1; }})({name!r})")
     return line
+
+
+def overlap(a, b, slack=0.5):
+    """Do two boxes ({x, y, width, height}) cover a common area (more than a rounding error)?"""
+    return (a["x"] + slack < b["x"] + b["width"] and b["x"] + slack < a["x"] + a["width"]
+            and a["y"] + slack < b["y"] + b["height"] and b["y"] + slack < a["y"] + a["height"])
+
+
+def inside(inner, outer, slack=0.5):
+    """Is box `inner` within box `outer` (to a rounding error)?"""
+    return (inner["x"] >= outer["x"] - slack and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+            and inner["y"] >= outer["y"] - slack and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)

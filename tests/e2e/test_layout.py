@@ -7,7 +7,7 @@ from django.core.files.base import ContentFile
 from playwright.sync_api import expect
 
 from designer.pipelines.models import Dataset
-from tests.e2e.helpers import open_designer, select
+from tests.e2e.helpers import inside, open_designer, overlap, select
 from tests.pipes import link, pipeline
 from tests.pipes import node as n
 
@@ -38,17 +38,6 @@ def box(page, selector):
 
 def right(b):
     return b["x"] + b["width"]
-
-
-def overlap(a, b, slack=0.5):
-    """Do two boxes cover a common area (more than a rounding error)?"""
-    return (a["x"] + slack < right(b) and b["x"] + slack < right(a)
-            and a["y"] + slack < b["y"] + b["height"] and b["y"] + slack < a["y"] + a["height"])
-
-
-def inside(inner, outer, slack=0.5):
-    return (inner["x"] >= outer["x"] - slack and right(inner) <= right(outer) + slack
-            and inner["y"] >= outer["y"] - slack and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)
 
 
 def visible_boxes(page, selector):

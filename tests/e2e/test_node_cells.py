@@ -7,16 +7,11 @@ from playwright.sync_api import expect
 
 from designer.pipelines.models import Dataset
 from tests.conftest import ROOT
-from tests.e2e.helpers import drop_module, node, open_designer, port
+from tests.e2e.helpers import drop_module, inside, node, open_designer, port
 from tests.pipes import chain, pipeline
 from tests.pipes import node as n
 
 pytestmark = pytest.mark.browser
-
-
-def inside(inner, outer, slack=0.5):
-    return (outer["x"] - slack <= inner["x"] and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
-            and outer["y"] - slack <= inner["y"] and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)
 
 
 def disjoint(a, b):
@@ -76,14 +71,26 @@ def test_port_names_are_drawn_apart_by_their_ports_and_clear_of_the_label_and_st
     page.shot(f"train-node-{width}")
 
 
-def test_a_long_label_leaves_room_for_the_problem_badge(page, users):
-    name = "handwritten-digits"  # "Dataset: handwritten-digits" fits the node's line, not beside the badge
+def badged_dataset_node(page, users, name):
+    """A Dataset node "data" on dataset `name`, with a parameter the module does not have: a problem
+    the server names, drawn as a badge on the node (zoomed to 1.5): the badge."""
     ds = Dataset.objects.create(owner=users["owner"], name=name, size=100, file=f"datasets/{users['owner'].id}/{name}/{name}.zip")
-    # a parameter the module does not have: a problem the server names, drawn as a badge on the node
     open_designer(page, users["owner"], pipeline([n("data", "dataset", dataset=ds.id, bogus=1)], []))
     page.evaluate("designer.graph.zoomTo(1.5); designer.graph.centerCell(designer.graph.getCellById('data'))")
     badge = node(page, "data").locator(".node-badge")
     expect(badge).to_have_text("⚠ 1")
+    return badge
+
+
+def fix_the_problem(page):
+    """Node "data" without its unknown parameter: no problem left."""
+    page.evaluate("""() => { const n = designer.graph.getCellById('data'); const { bogus, ...rest } = n.getData().parameters;
+                              n.setData({ ...n.getData(), parameters: rest }, { overwrite: true }); }""")
+
+
+def test_a_long_label_leaves_room_for_the_problem_badge(page, users):
+    name = "handwritten-digits"  # "Dataset: handwritten-digits" fits the node's line, not beside the badge
+    badge = badged_dataset_node(page, users, name)
     label = node(page, "data").locator(".node-label")
     body = node(page, "data").locator("rect").first.bounding_box()
     assert shown(label).startswith("Dataset: hand") and shown(label).endswith("…")
@@ -93,8 +100,7 @@ def test_a_long_label_leaves_room_for_the_problem_badge(page, users):
     assert inside(narrow, body) and inside(badge.bounding_box(), body)
     page.shot("badge-and-label")
     # the problem fixed: the badge goes, and the label takes the room back
-    page.evaluate("""() => { const n = designer.graph.getCellById('data'); const { bogus, ...rest } = n.getData().parameters;
-                              n.setData({ ...n.getData(), parameters: rest }, { overwrite: true }); }""")
+    fix_the_problem(page)
     expect(badge).to_be_hidden()
     page.wait_for_function("document.querySelector('#canvas [data-cell-id=data] .node-label').getBBox().width > %f" % (narrow["width"] / 1.5 * 1.1))  # at zoom 1.5
     wide = label.bounding_box()
@@ -107,11 +113,7 @@ def test_a_name_longer_than_the_node_takes_a_second_line_under_the_badges_line(p
     Past the node's width the label takes a second line, cut only past it; the badge stays on the
     first line, clear of both; the node is as tall with the badge as without."""
     long = "handwritten-digits-scanned-at-full-resolution-2026"
-    ds = Dataset.objects.create(owner=users["owner"], name=long, size=100, file=f"datasets/{users['owner'].id}/{long}/{long}.zip")
-    open_designer(page, users["owner"], pipeline([n("data", "dataset", dataset=ds.id, bogus=1)], []))
-    page.evaluate("designer.graph.zoomTo(1.5); designer.graph.centerCell(designer.graph.getCellById('data'))")
-    badge = node(page, "data").locator(".node-badge")
-    expect(badge).to_have_text("⚠ 1")
+    badge = badged_dataset_node(page, users, long)
     lines = node(page, "data").locator(".node-label tspan")
     expect(lines).to_have_count(2)
     first_line, second_line = (t.replace("\xa0", " ") for t in lines.all_text_contents())
@@ -124,8 +126,7 @@ def test_a_name_longer_than_the_node_takes_a_second_line_under_the_badges_line(p
     assert disjoint(first, badge.bounding_box()) and disjoint(second, badge.bounding_box()), (first, second, badge.bounding_box())
     height = page.evaluate("designer.graph.getCellById('data').getSize().height")
     page.shot("two-line-label-and-badge")
-    page.evaluate("""() => { const n = designer.graph.getCellById('data'); const { bogus, ...rest } = n.getData().parameters;
-                              n.setData({ ...n.getData(), parameters: rest }, { overwrite: true }); }""")
+    fix_the_problem(page)
     expect(badge).to_be_hidden()
     expect(lines).to_have_count(2)
     assert page.evaluate("designer.graph.getCellById('data').getSize().height") == height  # nothing jumps as problems come and go

@@ -32,7 +32,7 @@ from designer.pipelines.models import (
 )
 from tests.conftest import ROOT, TEST_DATA, may_add_components
 from tests.e2e.conftest import shot_dir
-from tests.e2e.helpers import drag, node, open_designer, saved
+from tests.e2e.helpers import drag, inside, node, open_designer, overlap, saved
 from tests.modules.model_helpers import one_thread  # noqa: F401 - a fixture
 from tests.pipelines.registry_helpers import add_digits, digits_doc, run_inline
 from tests.serving.helpers import Serving, png
@@ -449,16 +449,6 @@ def node_texts(page, nid, lines):
                ports: [...g.querySelectorAll('.x6-port-label text')].filter((t) => t.textContent).map(box),
                node: {{...box(g.querySelector('rect')), height: designer.graph.getCellById('{nid}').getSize().height}}}};
     }})()""")
-
-
-def overlap(a, b, slack=0.5):
-    return (a["x"] + slack < b["x"] + b["width"] and b["x"] + slack < a["x"] + a["width"]
-            and a["y"] + slack < b["y"] + b["height"] and b["y"] + slack < a["y"] + a["height"])
-
-
-def inside(a, outer, slack=0.5):
-    return (a["x"] >= outer["x"] - slack and a["y"] >= outer["y"] - slack
-            and a["x"] + a["width"] <= outer["x"] + outer["width"] + slack and a["y"] + a["height"] <= outer["y"] + outer["height"] + slack)
 
 
 def test_my_models_in_the_palette_add_a_registered_model_node_named_after_it(page, users, request):
