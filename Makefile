@@ -10,7 +10,7 @@ SERVING_PORT ?= 8001
 PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_URL=redis://127.0.0.1:6379/14 CHANNEL_LAYER_URL=redis://127.0.0.1:6379/15 \
 	SECRET_KEY=make-test-only-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ
 
-.PHONY: run test worker serve bench deps chromium lint
+.PHONY: run test worker maintenance serve bench deps chromium lint
 
 .venv/.installed: requirements.txt sdk/pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -51,11 +51,16 @@ run: deps
 	trap 'kill -QUIT $$worker 2>/dev/null; for i in $$(seq 100); do kill -0 $$worker 2>/dev/null || break; sleep 0.1; done; \
 	      kill -KILL -- -$$worker 2>/dev/null; kill 0' EXIT; \
 	$(PY) -m designer.serving --host $(HOST) --port $(SERVING_PORT) & \
-	echo "Pipeline Designer: http://$(HOST):$(PORT)/  (Ctrl-C stops the web app, the worker and the scoring endpoints)"; \
+	$(PY) manage.py maintenance >/dev/null & \
+	echo "Pipeline Designer: http://$(HOST):$(PORT)/  (Ctrl-C stops the web app, the worker, the maintenance loop and the scoring endpoints)"; \
 	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
 worker: deps
 	$(PY) -m celery -A designer.celery worker -l info -c $${CONCURRENCY:-2}
+
+# the maintenance loop alone (designer/pipelines/maintenance.py; every worker also runs it, one at a time)
+maintenance: deps
+	$(PY) manage.py maintenance
 
 # the real-time scoring endpoints alone (production: the same command on each machine, README)
 serve: deps

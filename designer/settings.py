@@ -243,12 +243,12 @@ COMPONENT_MAX_UPLOAD_BYTES = int(COMPONENT_MAX_UPLOAD_MB * 1024 * 1024)
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
 LOST_AFTER_SECONDS = env_float("LOST_AFTER_SECONDS", 30.0, minimum=1)
-# a cancelled module that reaches no safe point (ctx.check_cancelled) within this many seconds is
-# recorded as cancelled and its worker's pool process is ended (Celery starts another)
+# the maintenance loop (designer/pipelines/maintenance.py, one process at a time): its tick; a silent holder's lease
+MAINTENANCE_SECONDS = env_float("MAINTENANCE_SECONDS", 2.0, minimum=0.1)
+MAINTENANCE_LEASE_SECONDS = env_float("MAINTENANCE_LEASE_SECONDS", 10.0, minimum=1)
+# a cancelled module past this many seconds without a safe point (ctx.check_cancelled): cancelled, its pool process ended
 CANCEL_GRACE_SECONDS = env_float("CANCEL_GRACE_SECONDS", 30.0, minimum=0.1)
-# the outbox (designer/pipelines/outbox.py): a message the broker refused is tried again after
-# DISPATCH_RETRY_SECONDS; one it took but no idle worker picked up (a broker restarted empty) is
-# sent again after RESEND_AFTER_SECONDS, doubling each time up to RESEND_MAX_SECONDS
+# the outbox (designer/pipelines/outbox.py): retry a refused message; resend one no idle worker took, doubling to the max
 DISPATCH_RETRY_SECONDS = env_float("DISPATCH_RETRY_SECONDS", 1.0, minimum=0.1)
 RESEND_AFTER_SECONDS = env_float("RESEND_AFTER_SECONDS", 30.0, minimum=0.5)
 RESEND_MAX_SECONDS = env_float("RESEND_MAX_SECONDS", 600.0, minimum=0.5)

@@ -84,6 +84,37 @@ class CeleryWorker:
         self.proc.wait()
 
 
+class MaintenanceProcess:
+    """`manage.py maintenance` (the maintenance loop as a process of its own, as `make run`
+    starts it beside its worker) on the test database; `extra_env` adds to the caller's environment."""
+
+    def __init__(self, name: str, log_dir: Path = Path("."), extra_env: dict | None = None):
+        self.name = name
+        env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
+        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        self.log_path = Path(log_dir) / f"maintenance-{name}.log"
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "manage.py", "maintenance", "--name", name], cwd=ROOT, env=env,
+                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_holding(self, timeout: float = 60) -> "MaintenanceProcess":
+        """Once it holds the lease (at once, or once the last holder's lapsed)."""
+        from designer.pipelines import maintenance
+
+        deadline = time.monotonic() + timeout
+        while maintenance.holder_now() != self.name:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"maintenance {self.name} exited: {self.log_path.read_text(errors='replace')[-3000:]}")
+            assert time.monotonic() < deadline, f"{self.name} never took the maintenance lease (held by {maintenance.holder_now()})"
+            time.sleep(0.1)
+        return self
+
+    def end(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(30)
+
+
 def stop_all(workers: list[CeleryWorker]) -> None:
     """Stop every worker at once (a warm shutdown takes seconds each)."""
     for w in workers:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from designer.engine import graph, jsontext, logstore, paths, statuses
-from designer.pipelines import artifacts, drafts, events, outbox, retention, runs
+from designer.pipelines import artifacts, drafts, events, retention, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import targets as target_rows
 from designer.pipelines.compute import workers
@@ -232,11 +232,7 @@ def run_detail(request, pk):
         except retention.CannotDelete as e:
             raise BadRequest(str(e), status=409)
         return JsonResponse({"deleted": pk})
-    if not run.finished:
-        runs.reap_lost_nodes()
-        outbox.send(run_id=run.id)  # the web app sends what the broker refused too
-        run.refresh_from_db()
-    return JsonResponse(run_json(run))
+    return JsonResponse(run_json(run))  # reading only: lost nodes and the outbox are the maintenance loop's
 
 
 @api("POST")

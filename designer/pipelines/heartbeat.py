@@ -1,8 +1,10 @@
-"""Each worker's heartbeat: a thread started when the worker is ready that says what the worker
-offers (its Worker row: its compute target, cores, GPUs as inventory.py took them at start), fails the nodes of lost workers and sends what the outbox owes, every
-HEARTBEAT_SECONDS, until the worker shuts down (its row is then marked stopped, not deleted:
-the nodes it ran still name it). Loaded with the tasks (tasks.py), which connects it to the
-worker's signals."""
+"""Each worker's heartbeat: a thread started when the worker is ready that says the worker is alive
+and what it offers (its Worker row: its compute target, cores, GPUs as inventory.py took them at
+start), every HEARTBEAT_SECONDS, until the worker shuts down (its row is then marked stopped, not
+deleted: the nodes it ran still name it). That is all it does: the periodic work (reaper, outbox,
+sweep deadlines, retention) is the maintenance loop's (maintenance.py), whose loop each worker runs in a
+second thread, one worker holding its lease at a time. Loaded with the tasks (tasks.py), which
+connects it to the worker's signals."""
 from __future__ import annotations
 
 import logging
@@ -15,12 +17,13 @@ from django.conf import settings
 from django.db import connection
 
 from designer.celery import target_queue
-from designer.pipelines import inventory, outbox, registry, retention, runs, sweeps, workers
+from designer.pipelines import inventory, maintenance, workers
 from modules._machine import this_machine
 from supervision import gpus
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
+_threads: list[threading.Thread] = []
 _found: dict[str, inventory.Inventory] = {}  # this worker's hardware, taken once before it consumes
 
 
@@ -41,11 +44,6 @@ def beat_once(hostname: str, hw: inventory.Inventory, concurrency: int) -> None:
     # what it has for the modules' pre-flight checks (its weights files), listed again at each beat
     workers.beat(hostname, settings.WORKER_CPUS, hw.usable, concurrency, settings.WORKER_ADDRESS, this_machine(hostname),
                  hardware=workers.Hardware(compute_target(), list(hw.listed), hw.cuda_problem))
-    runs.reap_lost_nodes()
-    outbox.send()  # messages the broker refused or lost: any live worker sends them again
-    sweeps.tick()  # sweeps past their deadline end; a sweep whose trial's end went unnoticed moves on
-    registry.resend_preparing()  # registered versions whose packaging message the broker did not take
-    retention.collect()  # the folders of deleted runs that no other run reuses
 
 
 def heartbeat_loop(hostname: str, concurrency: int) -> None:
@@ -77,9 +75,14 @@ def _consume_target_queue(sender, instance, **kwargs):
 def _start_heartbeat(sender, **kwargs):
     hostname = sender.hostname or socket.gethostname()
     concurrency = getattr(sender.controller, "concurrency", 1) if hasattr(sender, "controller") else 1
-    threading.Thread(target=heartbeat_loop, args=(hostname, concurrency or 1), daemon=True, name="designer-heartbeat").start()
+    _threads[:] = [threading.Thread(target=heartbeat_loop, args=(hostname, concurrency or 1), daemon=True, name="designer-heartbeat"),
+                   threading.Thread(target=maintenance.run_forever, args=(hostname, _stop), daemon=True, name="designer-maintenance")]
+    for t in _threads:
+        t.start()
 
 
 @signals.worker_shutdown.connect
 def _stop_heartbeat(**kwargs):
     _stop.set()
+    for t in _threads:  # the row says "stopped" and the maintenance lease is given up before the process ends
+        t.join(5)

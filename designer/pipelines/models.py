@@ -179,6 +179,19 @@ class Worker(models.Model):
         return f"{self.machine}:{self.hostname}" if self.machine else self.hostname
 
 
+class Lease(models.Model):
+    """Who holds a job that exactly one process may do at a time: the maintenance loop
+    (designer/pipelines/maintenance.py). Taken and renewed by a conditional UPDATE; a holder that
+    dies leaves it to expire, and the next process to ask takes it."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    holder = models.CharField(max_length=200, help_text="the process holding it: a worker's name, or maintenance@machine:pid")
+    expires_at = models.DateTimeField(help_text="unless renewed by then, another process may take it")
+
+    def __str__(self):
+        return f"{self.name} held by {self.holder}"
+
+
 class NodeLaunch(models.Model):
     """One machine of a distributed node's job: the worker that runs torchrun for node `index`
     (0: the worker that runs the node's task and hosts the rendezvous), and how that went."""
@@ -344,7 +357,7 @@ class ModelVersion(models.Model):
     folder = models.CharField(max_length=300, help_text="its model directory, relative to ARTIFACT_ROOT")
     status = models.CharField(max_length=16, choices=STATUSES, default=statuses.PREPARING)
     error = models.TextField(blank=True, help_text="why its packaging failed")
-    # its packaging task: sent (again by any worker's heartbeat until the broker takes it), claimed once
+    # its packaging task: sent (again by the maintenance loop until the broker takes it), claimed once
     prepare_sent_at = models.DateTimeField(null=True, blank=True)
     prepare_started_at = models.DateTimeField(null=True, blank=True)
     has_onnx = models.BooleanField(default=False)

@@ -6,7 +6,7 @@ that moves the node to queued. Nothing can be queued without a message being owe
 is owed for a node that is not queued (cancelled, or already picked up).
 
 `send()` publishes what is due. Each send is claimed by a conditional UPDATE, so two senders
-(workers' heartbeats, the web app) never send the same message at the same moment. A send the
+(the maintenance loop, a node that just finished) never send the same message at the same moment. A send the
 broker refuses keeps the node owed, with the broker's error for the run's status, and is tried
 again `RETRY_SECONDS` later. A message the broker took is owed again `RESEND_AFTER_SECONDS`
 later (doubling with each resend, at most `RESEND_MAX_SECONDS`) if no worker picked it up while

@@ -218,7 +218,7 @@ def folder_of(version: ModelVersion) -> Path:
 
 
 def send_prepare(version_id: int) -> None:
-    """Send the packaging task; when the broker is away, a worker's heartbeat sends it later."""
+    """Send the packaging task; when the broker is away, the maintenance loop sends it later."""
     try:
         app.send_task(PREPARE_VERSION, args=[version_id])
     except Exception:  # the broker is down: resend_preparing() sends it when it is back
@@ -227,7 +227,7 @@ def send_prepare(version_id: int) -> None:
 
 
 def resend_preparing() -> None:
-    """Versions whose packaging message was refused or lost: sent again (any worker's heartbeat)."""
+    """Versions whose packaging message was refused or lost: sent again (by the maintenance loop)."""
     due = timezone.now() - RESEND_AFTER
     for pk in ModelVersion.objects.filter(status=st.PREPARING, prepare_started_at__isnull=True).exclude(
             prepare_sent_at__gt=due).values_list("pk", flat=True)[:20]:

@@ -3,8 +3,8 @@
 Nothing loops in a process of its own: a sweep moves on events. `start()` stores it and starts its
 first trials; each time a trial's run finishes (signals.run_finished), its primary metric is told
 to the Optuna study and `fill()` starts trials until `max_concurrent_runs` run at once, or ends
-the sweep at `max_total_runs`, the grid's end, `max_duration_minutes` or a cancel. The workers'
-heartbeat calls `tick()`, which enforces the deadline and moves on a sweep whose event was lost.
+the sweep at `max_total_runs`, the grid's end, `max_duration_minutes` or a cancel. The maintenance loop
+(maintenance.py) calls `tick()`, which enforces the deadline and moves on a sweep whose event was lost.
 
 A trial is an ordinary run: the nodes that no swept parameter reaches have the same cache key in
 every trial and are computed once (advance.py reuses them, or waits for the trial computing
@@ -163,7 +163,7 @@ def on_run_finished(sender=None, run_id: int | None = None, **kwargs) -> None:
     """signals.run_finished: never lets the node that finished the run fail (tick() retries)."""
     try:
         trial_finished(run_id)
-    except Exception as e:  # the database or the study away for a moment: the heartbeat's tick() retries
+    except Exception as e:  # the database or the study away for a moment: the maintenance loop's tick() retries
         log.warning("sweep: the end of run %s could not be recorded yet: %s", run_id, e)
 
 
@@ -261,7 +261,7 @@ def cancel(sweep: Sweep) -> None:
 
 
 def tick() -> None:
-    """The workers' heartbeat: end sweeps past their deadline; move on those whose event was lost."""
+    """The maintenance loop's: end sweeps past their deadline; move on those whose event was lost."""
     for sweep in Sweep.objects.filter(status__in=(st.QUEUED, st.RUNNING)):
         tick_one(sweep)
 

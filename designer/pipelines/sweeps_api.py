@@ -87,10 +87,7 @@ def sweep_detail(request, pk):
             raise BadRequest(f"the sweep {sweep.name!r} is {sweep.status}: cancel it first, then delete it", status=409)
         sweep.delete()  # its trials and, once committed, its Optuna study (sweeps.on_sweep_deleted); runs stay
         return JsonResponse({"deleted": pk})
-    if not sweep.finished:
-        sweeps.tick_one(sweep)
-        sweep.refresh_from_db()
-    return JsonResponse(sweep_json(sweep))
+    return JsonResponse(sweep_json(sweep))  # reading only: deadlines are the maintenance loop's
 
 
 @api("POST")

@@ -7,6 +7,7 @@ machine's own service: a restart loses every message it held.
 import json
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -19,6 +20,7 @@ import pytest
 from tests.conftest import TEST_DATA, wait_for_run
 from tests.pipes import chain
 from tests.servers import free_port
+from tests.workers import MaintenanceProcess
 
 pytestmark = [pytest.mark.production, pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")]
 
@@ -176,30 +178,38 @@ def test_a_run_queued_with_no_worker_starts_after_the_broker_restarted_empty(web
     assert_each_node_ran_once(wait_for_run(body["id"], timeout=120))
 
 
-def test_the_web_app_alone_sends_a_refused_message_once_the_broker_is_back(web, redis, users, start_worker):
-    """No worker is up to send it: the page's (or a script's) next look at the run sends what the
-    broker refused, and the message waits in the queue for the first worker."""
+def test_the_maintenance_process_alone_sends_a_refused_message_once_the_broker_is_back_and_a_killed_one_is_taken_over(web, redis, users, start_worker):
+    """No worker is up: `manage.py maintenance` sends what the broker refused, once, and the message
+    waits in the queue for the first worker. The first maintenance process is killed (SIGKILL: it gives
+    nothing up) while the broker is down; a second one takes its lease over once it lapses."""
     import redis as redis_client
 
     from designer.pipelines.models import NodeRun
 
     api = Api(web, users["owner"])
+    first_process = MaintenanceProcess("first", TEST_DATA, {"CELERY_BROKER_URL": redis.url, **OUTBOX_ENV}).wait_holding()
     redis.stop()
-    status, body, _ = submit(api, users, chain(2, name="sent by the web app"))
+    status, body, _ = submit(api, users, chain(2, name="sent by the maintenance process"))
     assert status == 201, body
     run_id = body["id"]
     first = NodeRun.objects.get(run_id=run_id, node_id="n0")
     assert first.status == "queued" and first.send_error and first.sent_at is None, (first.status, first.send_error)
-    redis.start()
-    queue = redis_client.Redis.from_url(redis.url)
-    deadline = time.monotonic() + 30
-    while queue.llen("designer") == 0:  # what the web app's GET /api/runs/<id> sent
-        assert time.monotonic() < deadline, api.call("GET", f"/api/runs/{run_id}")[1]
-        api.call("GET", f"/api/runs/{run_id}")
-        time.sleep(0.2)
-    first.refresh_from_db()
-    assert first.send_error == "" and first.sent_at is not None and first.send_attempts == 1
-    assert queue.llen("designer") == 1  # once: the next looks do not send it again
-    assert "Waiting for the message broker" not in api.call("GET", f"/api/runs/{run_id}")[1]["message"]
+    first_process.end(signal.SIGKILL)
+    second_process = MaintenanceProcess("second", TEST_DATA, {"CELERY_BROKER_URL": redis.url, **OUTBOX_ENV})
+    try:
+        second_process.wait_holding()  # once the killed one's lease lapsed (MAINTENANCE_LEASE_SECONDS)
+        assert "Waiting for the message broker" in api.call("GET", f"/api/runs/{run_id}")[1]["message"]
+        redis.start()
+        queue = redis_client.Redis.from_url(redis.url)
+        deadline = time.monotonic() + 30
+        while queue.llen("designer") == 0:  # what the maintenance process sent
+            assert time.monotonic() < deadline, api.call("GET", f"/api/runs/{run_id}")[1]
+            time.sleep(0.2)
+        first.refresh_from_db()
+        assert first.send_error == "" and first.sent_at is not None and first.send_attempts == 1
+        assert queue.llen("designer") == 1  # once: the next ticks do not send it again
+        assert "Waiting for the message broker" not in api.call("GET", f"/api/runs/{run_id}")[1]["message"]
+    finally:
+        second_process.end()
     start_workers(start_worker, redis, "w1")
     assert_each_node_ran_once(wait_for_run(run_id, timeout=120))
