@@ -75,10 +75,9 @@ class NodeContext(Context):
 
     # ---- reporting
     def log(self, text: str) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        for line in str(text).splitlines() or [""]:
-            self._log_file.write(f"{stamp} {line}\n")
-        self._emit(Event("log", self.node_id, {"text": str(text)}))
+        """A line (or lines) of the node's log: stored in its log file only, which the page's Log
+        pane and the API read and tail (no event, no database row per line)."""
+        write_log(self._log_file, text)
 
     def metric(self, name: str, value: float, step: int | None = None, steps: int | None = None) -> None:
         data = {"name": name, "value": float(value), "step": step}
@@ -115,6 +114,21 @@ class NodeContext(Context):
 
     def close(self) -> None:
         self._log_file.close()
+
+
+def write_log(file, text: str) -> None:
+    """Append `text` to an open log file, each line stamped with the time."""
+    stamp = time.strftime("%H:%M:%S")
+    file.write("".join(f"{stamp} {line}\n" for line in str(text).splitlines() or [""]))
+
+
+def append_log(node_dir: Path, text: str) -> None:
+    """Append `text` to the log of the node whose folder is `node_dir` (a process other than the
+    module's: a sweep's policy judging it)."""
+    path = paths.log_file(paths.logs_dir(node_dir))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        write_log(f, text)
 
 
 def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], node_dir: Path,

@@ -46,7 +46,7 @@ EXITED = "exited"
 LAUNCH_STATUSES = (RESERVED, RUNNING, EXITED)
 
 # ---- the executor's events that change a node's status, as the page applies them live
-EVENT_STATUS = {"node_started": RUNNING, "node_finished": COMPLETED, "node_failed": FAILED,
+EVENT_STATUS = {"node_queued": QUEUED, "node_started": RUNNING, "node_finished": COMPLETED, "node_failed": FAILED,
                 "node_cancelled": CANCELLED, "node_reused": REUSED}
 
 

@@ -106,7 +106,8 @@ def _queue_or_reuse(run: Run, g: s.RunGraph, catalogue, nr: NodeRun, nodes: dict
             events.record(run.id, Event("node_reused", nr.node_id, {"from_run": earlier.run_id}))
             return True
         return False
-    transition(nr, st.PENDING, st.QUEUED, cache_key=key, queued_at=now, send_due_at=now, send_error="", waits_for=None)
+    if transition(nr, st.PENDING, st.QUEUED, cache_key=key, queued_at=now, send_due_at=now, send_error="", waits_for=None):
+        events.record(run.id, Event("node_queued", nr.node_id, {}))  # the page paints it without asking for the whole run
     return False
 
 

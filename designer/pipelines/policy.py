@@ -24,8 +24,8 @@ class Watch:
     metric; `watch.stop()` says whether the policy ended the trial, `watch.grace` how long a command
     then has, `watch.ended` whether its processes had to be ended."""
 
-    def __init__(self, nr: NodeRun, emit: Callable[[Event], None]):
-        self.nr, self._emit = nr, emit
+    def __init__(self, nr: NodeRun, emit: Callable[[Event], None], log: Callable[[str], None]):
+        self.nr, self._emit, self._log = nr, emit, log
         self.trial = Trial.objects.filter(run_id=nr.run_id).select_related("sweep").first()
         self.stopped = bool(self.trial and self.trial.stop_requested)
         self.config = sweep_config.SweepConfig.from_dict(self.trial.sweep.config) if self.trial else None
@@ -48,7 +48,7 @@ class Watch:
         try:
             self._report(int(step), float(event.data["value"]), event.data.get("steps"))
         except Exception as e:  # the study's database is away: the trial runs on, unjudged this step
-            self._emit(Event("log", self.nr.node_id, {"text": f"the sweep's policy could not judge step {step}: {e}"}))
+            self._log(f"the sweep's policy could not judge step {step}: {e}")
 
     def _report(self, step: int, value: float, steps: int | None) -> None:
         if self.study is None:
@@ -59,7 +59,7 @@ class Watch:
         self.stopped = True
         Trial.objects.filter(pk=self.trial.pk).update(stop_requested=True, stopped_at_step=step)
         policy = self.config.policy.type
-        self._emit(Event("log", self.nr.node_id, {"text": (
+        self._log(
             f"{policy}: this trial's {self.config.primary_metric_name} {value:.4g} at step {step} loses against the "
             f"other trials: it stops after this step and keeps its best so far (early terminated); a command still "
-            f"running {self.grace:g} s later is ended (stop_grace_seconds)")}))
+            f"running {self.grace:g} s later is ended (stop_grace_seconds)")

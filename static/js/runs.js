@@ -8,7 +8,7 @@ import { statusLabel } from './statusbook.js';
 import { duration, runSummary, when } from './format.js';
 import { banner } from './messages.js';
 import { clockOffset, nodeLines, noteProgress } from './progress.js';
-import { EVENTS, addMetric, applyNodeEvent, mergeRun, unknownRun } from './runstate.js';
+import { EVENTS, addMetric, applyNodeEvent, askAfter, mergeRun, unknownRun } from './runstate.js';
 import { watchRun } from './socket.js';
 import { askRunValues } from './submitdialog.js';
 import { formatNumber } from './values.js';
@@ -93,9 +93,9 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     if (r.ok && run && r.data.id === run.id) show(mergeRun(run, r.data, book));
   }
 
-  function refreshSoon() {
+  function refreshSoon(ms = 150) {
     clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(refresh, 150);
+    refreshTimer = setTimeout(refresh, ms);
   }
 
   function onEvent(ev) {
@@ -103,9 +103,8 @@ export function runsView(canvas, book, pipelineId, { settle, problems, params, h
     if (applyNodeEvent(run, ev, book)) {
       paintStatuses();
       showBanner();
-      // a node that ends lets the next ones be queued, and queueing sends no event; one that
-      // starts has its start time in the answer: ask
-      refreshSoon();
+      const ask = askAfter(ev, book); // most events say all: no whole run is fetched after each
+      if (ask) refreshSoon(ask === 'now' ? 150 : 2000);
       hooks.node(ev.node);
     } else if (ev.type === EVENTS.metric) {
       addMetric(metrics, ev);

@@ -38,6 +38,19 @@ export function applyNodeEvent(run, ev, book) {
   return true;
 }
 
+/**
+ * After a node event, whether the page asks the server for the whole run: 'now' when a node
+ * failed or was cancelled (the nodes downstream end "not run", which no event names), 'later'
+ * when one was queued (still queued a moment later, the run's answer says why: no worker, the
+ * broker away...), else null: started, finished and reused events say all the page shows.
+ */
+export function askAfter(ev, book) {
+  const status = book.forEvent(ev.type);
+  if (!status) return null;
+  if (book.isTerminal(status) && !book.succeeded(status)) return 'now';
+  return status === book.queued ? 'later' : null;
+}
+
 /** Add a metric event's point to metrics[node][name] (a list of {x: step, y: value}). */
 export function addMetric(metrics, ev) {
   const byNode = metrics[ev.node] || (metrics[ev.node] = {});

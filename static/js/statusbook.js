@@ -21,6 +21,8 @@ export function statusBook(server) {
     run: server.run,
     /** a run's status before the server first answered about it */
     newRun: server.run[0],
+    /** the status of a node sent to the workers' queue */
+    queued: server.event_status.node_queued,
     /** the status of a node (and of its run) once it started */
     running: server.event_status.node_started,
     /** the status of a node that failed */

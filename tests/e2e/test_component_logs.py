@@ -28,7 +28,7 @@ def test_a_million_lines_leave_a_readable_log_and_a_responsive_page(page, users,
     page.click("#submit")
     wait_status(page, "chat", "completed")
     nr = NodeRun.objects.get(run=Run.objects.get(), node_id="chat")
-    assert Run.objects.get().events.filter(type="log").count() < 100  # no database row per line
+    assert not Run.objects.get().events.filter(type="log").exists()  # no database row for its lines: they are in the file
     select(page, "chat")
     page.click("[data-tab=outputs]")
     page.wait_for_selector("#log-note:not([hidden])")

@@ -13,7 +13,7 @@ const COPY = {
   succeeded: ['completed', 'reused'],
   run_finished: ['cancelled', 'completed', 'failed'],
   active: ['pending', 'queued', 'running'],
-  event_status: { node_started: 'running', node_finished: 'completed', node_failed: 'failed', node_cancelled: 'cancelled', node_reused: 'reused' },
+  event_status: { node_queued: 'queued', node_started: 'running', node_finished: 'completed', node_failed: 'failed', node_cancelled: 'cancelled', node_reused: 'reused' },
 };
 
 function fromServer() {

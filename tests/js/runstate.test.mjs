@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addMetric, applyNodeEvent, mergeRun, nodeStatus, openingRun, unknownRun } from '../../static/js/runstate.js';
+import { addMetric, applyNodeEvent, askAfter, mergeRun, nodeStatus, openingRun, unknownRun } from '../../static/js/runstate.js';
 import { statusBook } from '../../static/js/statusbook.js';
 import { STATUSES } from './fixtures.mjs';
 
@@ -63,4 +63,17 @@ test('after a sweep the designer opens on its best trial, not on the trial that 
   assert.equal(openingRun([trial(9, 2), trial(8, 2, true), trial(7, 2), { id: 4 }]).id, 8);
   assert.equal(openingRun([trial(9, 2), trial(8, 2), { id: 4 }]).id, 4); // no best named (yet): its own latest run
   assert.equal(openingRun([trial(9, 2), trial(8, 2)]).id, 9);
+});
+
+test('a node queued, started, finished or reused is painted from its event alone: no whole run is fetched', () => {
+  const run = unknownRun(1, book);
+  assert.ok(applyNodeEvent(run, { type: 'node_queued', node: 'a' }, book));
+  assert.equal(nodeStatus(run, 'a'), 'queued');
+  for (const type of ['node_started', 'node_finished', 'node_reused']) assert.equal(askAfter({ type, node: 'a' }, book), null, type);
+  assert.equal(askAfter({ type: 'metric', node: 'a' }, book), null);
+  // still queued a moment later: the run's answer says why (no worker, the broker away)
+  assert.equal(askAfter({ type: 'node_queued', node: 'a' }, book), 'later');
+  // the nodes after a failed or cancelled one end "not run", which no event says
+  assert.equal(askAfter({ type: 'node_failed', node: 'a' }, book), 'now');
+  assert.equal(askAfter({ type: 'node_cancelled', node: 'a' }, book), 'now');
 });

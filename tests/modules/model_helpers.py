@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from designer.engine import executor
+from designer.engine import executor, paths
 from sdk.context import InputArtifact
 from sdk.formats.meta import artifact
 
@@ -16,6 +16,11 @@ def run(module, node_dir: Path, params: dict | None = None, **inputs) -> tuple[d
     outputs = executor.execute(module, {"id": node_dir.name, "kind": module.kind, "parameters": params or {}},
                                inputs, node_dir, events.append)
     return {port: artifact(path) for port, path in outputs.items()}, events
+
+
+def node_log(node_dir: Path) -> str:
+    """The node's log, as its file holds it (the only place log lines are stored)."""
+    return paths.log_file(paths.logs_dir(node_dir)).read_text()
 
 
 def metrics(events) -> list[tuple[str, float, int]]:

@@ -17,6 +17,7 @@ from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixtur
     digits_split,
     image_dir,
     metrics,
+    node_log,
     one_thread,
     run,
     small_recipe,
@@ -68,7 +69,7 @@ def test_it_trains_reports_every_epoch_and_repeats_itself_exactly(tmp_path, inpu
         for name in ("learning_rate", "training_images_per_second", "training_loss", "training_error",
                      "training_top1_accuracy", "validation_loss", "validation_top1_accuracy", "validation_top5_accuracy"):
             assert (name, epoch) in names
-    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    log = node_log(tmp_path / "a")
     accuracy = {step: value for name, value, step in metrics(events) if name == "training_top1_accuracy"}
     errors = {step: value for name, value, step in metrics(events) if name == "training_error"}
     assert accuracy == pytest.approx({e: 1 - errors[e] for e in errors})
@@ -209,7 +210,7 @@ def test_the_weights_kept_are_those_of_the_best_epoch_not_the_last(tmp_path, inp
     assert spec["best_epoch"] == 2 and spec["epochs_run"] == 3
     assert spec["validation_loss"] == 0.5 and spec["validation_top1_accuracy"] == pytest.approx(0.2)
     assert out["trained_model"].meta["best_epoch"] == 2
-    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    log = node_log(tmp_path / "n")
     assert "kept the weights of epoch 2 (validation loss 0.5000" in log
 
 
@@ -220,7 +221,7 @@ def test_early_stopping_ends_the_run_after_patience_epochs_without_improvement(t
     assert sorted({step for name, _, step in metrics(events) if name == "training_loss"}) == [1, 2, 3]
     spec = yaml.safe_load((out["trained_model"].path / model_format.SPEC_FILE).read_text())
     assert spec["epochs_run"] == 3 and spec["best_epoch"] == 1 and len(spec["history"]) == 3
-    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    log = node_log(tmp_path / "n")
     assert "early stopping: the validation loss has not improved for 2 epoch(s) (best 1.0000 at epoch 1)" in log
     assert "Epoch 4:" not in log
 
@@ -271,7 +272,7 @@ def test_a_cancel_stops_the_training_at_the_end_of_a_step_and_leaves_no_model(tm
     node = {"id": "train", "kind": TrainPyTorchModel.kind, "parameters": {**FAST, "epochs": 5}}
     with pytest.raises(Cancelled):
         executor.execute(TrainPyTorchModel, node, inputs, tmp_path / "train", events.append, cancelled)
-    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    log = node_log(tmp_path / "train")
     assert "Epoch 1:" in log and "Epoch 2:" not in log and "cancelled by the user" in log
     assert not (tmp_path / "train" / "trained_model").exists()
 
@@ -286,7 +287,7 @@ def test_a_sweep_policy_stop_ends_training_after_the_epoch_and_keeps_the_best_so
     outputs = executor.execute(TrainPyTorchModel, node, inputs, tmp_path / "train", events.append, stop=stop)
     spec = yaml.safe_load((Path(outputs["trained_model"]) / model_format.SPEC_FILE).read_text())
     assert spec["epochs_run"] == 2 and spec["best_epoch"] in (1, 2)  # a model is written: the best of 2 epochs
-    log = "\n".join(e.data["text"] for e in events if e.type == "log")
+    log = node_log(tmp_path / "train")
     assert "early terminated after epoch 2 of 6: the sweep's policy stopped this trial" in log
     assert "Epoch 3:" not in log
     steps = {e.data.get("steps") for e in events if e.type == "metric"}

@@ -116,13 +116,13 @@ def test_a_million_lines_stay_in_the_driver_log_not_in_events(busy, tmp_path):
     log = Path(settings.ARTIFACT_ROOT) / str(run.id) / "busy" / "logs" / "70_driver_log.txt"
     with log.open("rb") as f:
         assert sum(1 for _ in f) > 1_000_000
-    assert run.events.filter(node_id="busy", type="log").count() < 10
+    assert not run.events.filter(type="log").exists()  # logs are stored once: in the files
     said = [e.data for e in run.events.filter(node_id="busy", type="metric")]
     assert [(m["name"], m["value"], m["step"]) for m in said] == [("said", 1.0, 1)]
     no_process_left(pids_of(tmp_path, 1))
 
 
-def test_a_million_lines_of_rank_0_make_a_few_log_events(busy, tmp_path):
+def test_a_million_lines_of_rank_0_stay_in_its_log_and_only_its_metric_line_is_relayed(busy, tmp_path):
     run = wait_for_run(submit(busy, 2, pids_dir=str(tmp_path), lines=1_000_000).id, timeout=180)
     nr = run.nodes.get()
     assert run.status == st.COMPLETED, nr.error
@@ -130,10 +130,7 @@ def test_a_million_lines_of_rank_0_make_a_few_log_events(busy, tmp_path):
     for rank in (0, 1):
         with (logs / f"70_driver_log_{rank}.txt").open("rb") as f:
             assert sum(1 for _ in f) > 1_000_000
-    events = list(run.events.filter(node_id="busy", type="log"))
-    relayed = sum(e.data["text"].count("\n") + 1 for e in events)
-    assert len(events) < 200 and relayed < 20_000, (len(events), relayed)
-    assert any("more lines: see 70_driver_log_0.txt" in e.data["text"] for e in events)
+    assert not run.events.filter(type="log").exists()  # logs are stored once: in the files
     said = [e.data for e in run.events.filter(node_id="busy", type="metric")]
     assert [(m["name"], m["value"], m["step"]) for m in said] == [("said", 1.0, 1)]  # rank 0's line only
     no_process_left(pids_of(tmp_path, 2))  # each rank's child (sleep 600) ended with it: it outlived the job

@@ -1,9 +1,9 @@
-"""Rank 0's log and metrics file as the node's events while a distributed job runs (issue 14):
-`##metric` lines are metrics, and however much a script prints, one pump makes one log event of
-at most MAX_LINES_PER_PUMP lines (a million-line log is not a million database rows)."""
+"""Rank 0's metrics file and `##metric` lines as the node's metric events while a distributed job
+runs (issue 14); its other lines stay in its log file, read by the Log pane (logs stored once,
+issue 28): however much a script prints, no event and no database row is made of it."""
 import time
 
-from designer.pipelines.launchers.relay import MAX_LINES_PER_PUMP, Relay
+from designer.pipelines.launchers.relay import Relay
 from sdk.formats import metrics
 
 
@@ -20,32 +20,17 @@ class Recorder:
         self.metrics.append((name, value, step, steps))
 
 
-def test_a_pump_makes_one_log_event_of_at_most_200_lines_and_names_the_file(tmp_path):
-    log, ctx = tmp_path / "70_driver_log_0.txt", Recorder()
-    log.write_text("".join(f"line {i}\n" for i in range(1000)))
-    relay = Relay(ctx, None, log)
-    relay.pump()
-    assert len(ctx.logs) == 1
-    lines = ctx.logs[0].splitlines()
-    assert len(lines) == MAX_LINES_PER_PUMP + 1 == 201
-    assert lines[0] == "rank 0: line 0" and lines[199] == "rank 0: line 199"
-    assert lines[200] == "rank 0: ... 800 more lines: see 70_driver_log_0.txt"
-    relay.pump()
-    assert len(ctx.logs) == 1  # nothing new
-    with log.open("a") as f:
-        f.write("line 1000\n")
-    relay.pump()
-    assert ctx.logs[1] == "rank 0: line 1000"
-
-
-def test_metric_lines_are_metrics_even_past_the_cap_and_a_malformed_one_is_text(tmp_path):
+def test_rank_0s_lines_stay_in_its_log_and_its_metric_lines_are_metrics_even_among_many(tmp_path):
     log, ctx = tmp_path / "70_driver_log_0.txt", Recorder()
     body = [f"line {i}" for i in range(500)] + ["##metric loss=0.5 accuracy=0.9 step=1 steps=2", "##metric loss=bad"]
     log.write_text("\n".join(body) + "\n")
-    Relay(ctx, None, log).pump()
+    relay = Relay(ctx, None, log)
+    relay.pump()
     assert ctx.metrics == [("loss", 0.5, 1, 2), ("accuracy", 0.9, 1, 2)]
-    assert ctx.logs[0].splitlines()[-2:] == ["rank 0: ... 302 more lines: see 70_driver_log_0.txt",
-                                             "rank 0: (designer) line ignored: ##metric: the value of loss is not a number: 'bad'"]
+    # the lines are not copied anywhere (the Log pane shows rank 0's file); a malformed metric line is explained
+    assert ctx.logs == ["(designer) rank 0's line ignored: ##metric: the value of loss is not a number: 'bad'"]
+    relay.pump()
+    assert len(ctx.metrics) == 2 and len(ctx.logs) == 1  # nothing new
 
 
 def test_the_metrics_file_is_relayed_line_by_line(tmp_path):
@@ -64,14 +49,14 @@ def test_a_line_being_written_waits_for_its_end_or_the_final_pump(tmp_path):
     log.write_text("whole\n##metric loss=1 st")
     relay = Relay(ctx, None, log)
     relay.pump()
-    assert ctx.logs == ["rank 0: whole"] and ctx.metrics == []
+    assert ctx.metrics == []
     with log.open("a") as f:
         f.write("ep=4")
     relay.pump(final=True)
-    assert ctx.logs[1] == "rank 0: ##metric loss=1 step=4" and ctx.metrics == [("loss", 1.0, 4, None)]
+    assert ctx.metrics == [("loss", 1.0, 4, None)]
 
 
-def test_a_million_line_log_makes_a_few_events_quickly(tmp_path):
+def test_a_million_line_log_is_read_quickly_and_makes_no_event_but_its_metric(tmp_path):
     log, ctx = tmp_path / "70_driver_log_0.txt", Recorder()
     with log.open("w") as f:
         for block in range(100):
@@ -82,8 +67,7 @@ def test_a_million_line_log_makes_a_few_events_quickly(tmp_path):
     started = time.monotonic()
     relay.pump()
     took = time.monotonic() - started
-    assert len(ctx.logs) == 1 and ctx.logs[0].endswith("... 999801 more lines: see 70_driver_log_0.txt")
-    assert ctx.metrics == [("loss", 0.1, 99, None)]
+    assert ctx.logs == [] and ctx.metrics == [("loss", 0.1, 99, None)]
     assert took < 10, took  # about 0.1 s on an idle machine: 46 MB read a chunk at a time, not split
 
 

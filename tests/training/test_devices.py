@@ -22,6 +22,7 @@ from sdk.layout import DEVICES_DIR
 from tests.modules.model_helpers import (  # noqa: F401 - one_thread is a fixture
     digits_split,
     image_dir,
+    node_log,
     one_thread,
     run,
     small_recipe,
@@ -112,7 +113,7 @@ def test_loader_processes_follow_the_cores_on_a_gpu_and_none_on_cpus(monkeypatch
 
 def test_the_driver_log_and_the_node_pane_say_which_device_trained(tmp_path, inputs):
     out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "epochs": 1}, **inputs)
-    logs = "\n".join(e.data["text"] for e in events if e.type == "log")
+    logs = node_log(tmp_path / "n")
     assert "rank 0: CPU: " in logs and "mixed precision off" in logs and "images decoded by Pillow" in logs
     recorded = json.loads((tmp_path / "n" / DEVICES_DIR / "rank-0.json").read_text())
     assert recorded["device"] == "cpu" and recorded["rank"] == 0 and "CPU" in recorded["text"]
@@ -125,7 +126,7 @@ def test_bf16_mixed_precision_trains_on_cpus_and_exports_to_onnx_within_toleranc
     from training import models
 
     out, events = run(TrainPyTorchModel, tmp_path / "n", {**FAST, "mixed_precision": "bf16"}, **inputs)
-    logs = "\n".join(e.data["text"] for e in events if e.type == "log")
+    logs = node_log(tmp_path / "n")
     assert "mixed precision bf16" in logs
     model, info = models.load_trained(out["trained_model"], "test")
     assert all(p.dtype == torch.float32 for p in model.parameters())  # autocast: the weights stay float32

@@ -15,7 +15,7 @@ from modules.train_pytorch_model import TrainPyTorchModel, training_argv
 from sdk.errors import InvalidModelDirectoryError
 from sdk.formats import model as model_format
 from tests.conftest import ROOT
-from tests.modules.model_helpers import digits_split, image_dir, one_thread, run, small_recipe, untrained  # noqa: F401
+from tests.modules.model_helpers import digits_split, image_dir, node_log, one_thread, run, small_recipe, untrained  # noqa: F401
 from training import finetune, models
 from training import train as training
 
@@ -64,8 +64,8 @@ def starts(monkeypatch):
     return seen
 
 
-def log_of(events) -> str:
-    return "\n".join(e.data["text"] for e in events if e.type == "log")
+def log_of(node_dir) -> str:
+    return node_log(node_dir)
 
 
 def spec_of(model_dir) -> dict:
@@ -80,7 +80,7 @@ def test_fine_tuning_on_other_classes_replaces_the_head_and_starts_from_the_trai
     out, events = run(TrainPyTorchModel, tmp_path / "ft", FAST, untrained_model=trained, **data["new"])
     tuned = out["trained_model"]
     assert ("fine-tuning resnet18 trained on 5 classes (0, 1, 2, 3, 4): the classifier head (fc) is replaced for "
-            "3 classes (5, 6, 7), from random weights; the rest of the model starts from the trained weights") in log_of(events)
+            "3 classes (5, 6, 7), from random weights; the rest of the model starts from the trained weights") in log_of(tmp_path / "ft")
     start = starts[0]["state"]
     assert torch.equal(start["conv1.weight"], weights["conv1.weight"]) and torch.equal(start[BACKBONE], weights[BACKBONE])
     assert start["fc.weight"].shape == (3, 512)
@@ -106,7 +106,7 @@ def test_freeze_backbone_trains_the_classifier_head_alone(tmp_path, data, base, 
     out, events = run(TrainPyTorchModel, tmp_path / "frozen", {**FAST, "freeze_backbone": True},
                       untrained_model=trained, **data["new"])
     assert ("Freeze backbone: training the classifier head (fc) only, 1,539 of 11,178,051 parameters; "
-            "the backbone's weights and batch-norm statistics stay as they start") in log_of(events)
+            "the backbone's weights and batch-norm statistics stay as they start") in log_of(tmp_path / "frozen")
     assert starts[0]["optimised"] == 3 * 512 + 3
     kept = torch.load(model_format.weights(out["trained_model"].path), weights_only=True)
     backbone = [k for k in kept if not k.startswith("fc.")]
@@ -120,7 +120,7 @@ def test_the_same_classes_keep_the_trained_head(tmp_path, data, base, starts):
     out, events = run(TrainPyTorchModel, tmp_path / "again", {**FAST, "epochs": 1}, untrained_model=trained,
                       **data["old"])
     assert ("fine-tuning resnet18 trained on 5 classes (0, 1, 2, 3, 4): the classifier head (fc) is kept, "
-            "the training dataset has the same classes") in log_of(events)
+            "the training dataset has the same classes") in log_of(tmp_path / "again")
     start = starts[0]["state"]
     assert start.keys() == weights.keys() and all(torch.equal(start[k], weights[k]) for k in weights)
     assert spec_of(out["trained_model"])["fine_tuned_from"]["classes"] == ["0", "1", "2", "3", "4"]
@@ -199,7 +199,7 @@ def test_a_registered_model_is_fine_tuned_and_the_new_model_says_which_version_i
                                                                    "stored_folder": str(trained.path)})
     out, events = run(TrainPyTorchModel, tmp_path / "ft", {**FAST, "epochs": 1}, untrained_model=registered["trained_model"],
                       **data["new"])
-    assert "the classifier head (fc) is replaced for 3 classes (5, 6, 7)" in log_of(events)
+    assert "the classifier head (fc) is replaced for 3 classes (5, 6, 7)" in log_of(tmp_path / "ft")
     assert spec_of(out["trained_model"])["fine_tuned_from"] == {
         "model_name": "resnet18", "classes": ["0", "1", "2", "3", "4"], "registered_model": "digits", "registered_version": 2}
     kept = torch.load(model_format.weights(out["trained_model"].path), weights_only=True)
