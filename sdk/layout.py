@@ -21,3 +21,14 @@ DEVICES_GLOB = "rank-*.json"
 def driver_log(rank: int) -> str:
     """The log file name of one process of a distributed node."""
     return f"{DRIVER_LOG_PREFIX}{int(rank)}.txt"
+
+
+def log_order(names: list[str]) -> list[str]:
+    """A node's log files in the order they are offered: the processes' driver logs by rank (rank
+    0's first: what a distributed node's script printed), then the node's own log, then the
+    launchers' log, then anything else by name."""
+    def key(name: str):
+        if name.startswith(DRIVER_LOG_PREFIX) and name[len(DRIVER_LOG_PREFIX):-4].isdigit() and name.endswith(".txt"):
+            return (0, int(name[len(DRIVER_LOG_PREFIX):-4]), name)
+        return ({DRIVER_LOG: 1, MPI_LOG: 2}.get(name, 3), 0, name)
+    return sorted(names, key=key)

@@ -288,11 +288,17 @@ def _list(directory: Path) -> list[dict]:
             for f in sorted(directory.rglob("*")) if f.is_file()]
 
 
+def _logs(nr) -> list[dict]:
+    """The node's log files, rank 0's first (sdk.layout.log_order)."""
+    found = {f["path"]: f for f in _list(_logs_dir(nr))}
+    return [found[name] for name in layout.log_order(list(found))]
+
+
 @api("GET")
 def node_log(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     logs = _logs_dir(nr)
-    names = [f["path"] for f in _list(logs)]
+    names = layout.log_order([f["path"] for f in _list(logs)])
     name = request.GET.get("file") or (names[0] if names else layout.DRIVER_LOG)
     if name not in names and names:
         raise BadRequest(f"no log named {name!r}; this node's logs: {', '.join(names)}", status=404)
@@ -306,7 +312,7 @@ def node_files(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == node_id), {})
     return JsonResponse({"outputs": {port: _list(output_dir(nr, port)) for port in sorted(nr.outputs)},
-                         "logs": _list(_logs_dir(nr)), "status": nr.status, "error": nr.error,
+                         "logs": _logs(nr), "status": nr.status, "error": nr.error,
                          # what it ran with: the values frozen at submit (pipeline parameters' values put in)
                          "parameters": node.get("parameters", {}), "run_settings": node.get("run_settings", {}),
                          # the device each process trained on (GPU name and memory, or the CPU)

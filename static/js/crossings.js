@@ -1,17 +1,37 @@
-/* A link that passes behind a module it does not join looked as if it fed that module's ports
- * (issue 30: a link behind Train PyTorch Model, also after Auto-layout). Such a link is drawn over
- * the modules instead, so that it is seen to pass by; the others stay behind them (canvas.js). */
-const OVER = 10000; // above every module
-const BEHIND = -1; // where links are drawn (canvas.js, LINK_SHAPE)
-const RATIOS = [0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85]; // points along the link, its ends left out
+/* A link whose curve would pass behind a module it does not join looked as if it fed that
+ * module's ports (issue 30: a link behind Train PyTorch Model, also after Auto-layout). Such a link
+ * is routed around the modules instead (X6's manhattan router: right angles, rounded corners, a
+ * margin around each module); the others keep their smooth curve. Whether a link detours is
+ * decided on the curve it would have (smoothPoints), never on its route: the decision is stable. */
+const SMOOTH = { name: 'smooth', args: { direction: 'V' } }; // canvas.js's links
+const DETOUR = {
+  router: { name: 'manhattan', args: { padding: 16, step: 10, startDirections: ['bottom'], endDirections: ['top'] } },
+  connector: { name: 'rounded', args: { radius: 10 } },
+};
+const QUIET = { ignoreHistory: true }; // a drawing matter: not an edit to undo, nor a change to save
+const SAMPLES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]; // points along the curve, its ends left out
 
 /** Whether a point of `points` lies inside one of `boxes` ({x, y, width, height}). */
 export function crosses(points, boxes) {
   return points.some((p) => boxes.some((b) => p.x > b.x && p.x < b.x + b.width && p.y > b.y && p.y < b.y + b.height));
 }
 
-/** Keeps every link of `graph` over the modules while it passes behind one it does not join. */
-export function liftCrossingLinks(graph) {
+/**
+ * Points of the curve X6's smooth connector draws (direction V) from `s` to `t`: a cubic Bezier
+ * whose control points stand halfway down, above the source and above the target.
+ */
+export function smoothPoints(s, t, at = SAMPLES) {
+  const y = (s.y + t.y) / 2;
+  const c1 = { x: s.x, y };
+  const c2 = { x: t.x, y };
+  return at.map((r) => {
+    const a = (1 - r) ** 3; const b = 3 * (1 - r) ** 2 * r; const c = 3 * (1 - r) * r ** 2; const d = r ** 3;
+    return { x: a * s.x + b * c1.x + c * c2.x + d * t.x, y: a * s.y + b * c1.y + c * c2.y + d * t.y };
+  });
+}
+
+/** Routes every link of `graph` around the modules while its curve would pass behind one it does not join. */
+export function routeAroundModules(graph) {
   let timer = null;
   function update() {
     timer = null;
@@ -19,10 +39,19 @@ export function liftCrossingLinks(graph) {
     graph.batchUpdate(() => {
       for (const edge of graph.getEdges()) {
         const view = graph.findViewByCell(edge);
-        const points = view ? RATIOS.map((r) => view.getPointAtRatio(r)).filter(Boolean) : [];
+        if (!view || !view.sourcePoint || !view.targetPoint) continue;
         const ends = [edge.getSourceCellId(), edge.getTargetCellId()];
-        const z = crosses(points, nodes.filter((n) => !ends.includes(n.id)).map((n) => n.box)) ? OVER : BEHIND;
-        if (edge.getZIndex() !== z) edge.setZIndex(z, { ignoreHistory: true }); // a drawing matter: not an edit to undo
+        const others = nodes.filter((n) => !ends.includes(n.id)).map((n) => n.box);
+        const detour = crosses(smoothPoints(view.sourcePoint, view.targetPoint), others);
+        const router = edge.getRouter();
+        if (detour === !!(router && router.name === DETOUR.router.name)) continue;
+        if (detour) {
+          edge.setRouter(DETOUR.router, QUIET);
+          edge.setConnector(DETOUR.connector, QUIET);
+        } else {
+          edge.removeRouter(QUIET);
+          edge.setConnector(SMOOTH, QUIET);
+        }
       }
     });
   }

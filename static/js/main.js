@@ -23,7 +23,7 @@ import { problemsView } from './problems.js';
 import { quickSearch } from './quicksearch.js';
 import { runsView } from './runs.js';
 import { openingRun } from './runstate.js';
-import { liftCrossingLinks } from './crossings.js';
+import { routeAroundModules } from './crossings.js';
 import { autosave } from './save.js';
 import { shortcutsHelp } from './shortcuts.js';
 import { statusBook } from './statusbook.js';
@@ -135,7 +135,7 @@ const rendered = new Promise((resolve) => {
   else graph.once('render:done', resolve);
 });
 canvas.load(boot.draft);
-liftCrossingLinks(graph);
+routeAroundModules(graph);
 performance.mark('designer:loaded');
 // a drop from the palette: select the new node so that its parameters show at once
 graph.on('node:added', ({ node, options }) => { if (!(options && options.silentSelect)) canvas.select(node); });

@@ -50,6 +50,7 @@ export function devicesLine(devices) {
  * module; datasets: the user's (id -> {name}), to name a Dataset module's choice. */
 export function outputsTab(view, book, moduleOf, datasets) {
   let logTimer = null;
+  const chosenLog = new Map(); // `${run}/${node}` -> the log file the user chose: kept when the tab is drawn again
 
   /** The log tail of `base`: the select of log files, the text, the download links. */
   function follow(sel, base, logs) {
@@ -59,7 +60,9 @@ export function outputsTab(view, book, moduleOf, datasets) {
     const links = h('ul', { class: 'files' }, logs.map(logLink));
     const none = logs.length ? null : h('p', { class: 'muted', id: 'no-log' }, 'No log yet.');
     const note = h('p', { class: 'muted log-note', id: 'log-note', hidden: true });
-    const tail = { offset: 0, file: logs[0], first: true };
+    const key = `${sel.run.id}/${sel.node}`;
+    const tail = { offset: 0, file: logs.includes(chosenLog.get(key)) ? chosenLog.get(key) : logs[0], first: true };
+    if (tail.file) select.value = tail.file;
     const shown = () => pre.isConnected && view.tab() === 'outputs' && view.node() && view.node().id === sel.node;
 
     async function pump() {
@@ -86,13 +89,17 @@ export function outputsTab(view, book, moduleOf, datasets) {
       // a distributed node's ranks start their logs one after the other: list each as it comes
       const listed = new Set(Array.from(select.options, (o) => o.value));
       const fresh = r.data.files.filter((name) => !listed.has(name));
-      for (const name of fresh) { select.append(h('option', { value: name }, name)); links.append(logLink(name)); }
+      if (fresh.length) { // in the server's order: rank 0's first
+        select.replaceChildren(...r.data.files.map((name) => h('option', { value: name }, name)));
+        links.replaceChildren(...r.data.files.map(logLink));
+      }
       if (fresh.length && !select.isConnected) { if (none) none.remove(); pre.before(select); }
       if (fresh.length) select.value = tail.file;
       const live = book.isActive(r.data.status);
       if (live || r.data.next_offset < r.data.size) logTimer = setTimeout(pump, live ? 1000 : 50);
     }
     select.addEventListener('change', () => {
+      chosenLog.set(key, select.value);
       Object.assign(tail, { offset: 0, file: select.value, first: true });
       pre.textContent = '';
       note.hidden = true;

@@ -188,18 +188,38 @@ def test_a_module_dropped_low_stays_in_view_when_the_problems_bar_grows(page, us
     page.shot("dropped-low-in-view")
 
 
-def test_a_link_passing_behind_a_module_it_does_not_join_is_drawn_over_it(page, users):
-    """src feeds far, straight below mid, which it does not feed: the link is drawn over mid, so it
-    is not taken for a link into mid's ports (issue 30); src -> mid stays behind the modules."""
+# every link's drawn points ({x, y} in graph units, along its path, its ends left out) and the
+# boxes of the modules it does not join: whether one of them lies inside one of those boxes
+PASSES_BEHIND = """() => { const g = designer.graph; const out = [];
+    for (const e of g.getEdges()) { const v = g.findViewByCell(e); const ends = [e.getSourceCellId(), e.getTargetCellId()];
+      const pts = [...Array(39).keys()].map((i) => v.getPointAtRatio((i + 1) / 40)).filter(Boolean);
+      for (const n of g.getNodes()) { if (ends.includes(n.id)) continue; const b = n.getBBox();
+        if (pts.some((p) => p.x > b.x && p.x < b.x + b.width && p.y > b.y && p.y < b.y + b.height)) out.push([ends.join('->'), n.id]); } }
+    return out; }"""
+ROUTED = """(pair) => { const e = designer.graph.getEdges().find((x) => x.getTargetCellId() === pair);
+                       const r = e.getRouter(); return r ? r.name : null; }"""
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(1440, "light"), (1024, "dark")])
+def test_a_link_whose_curve_would_pass_behind_a_module_is_routed_around_it(page, users, width, scheme):
+    """src feeds far, straight below mid, which it does not feed: drawn as a curve, the link would
+    run behind mid and look as if it fed mid's ports (issue 30). It goes around mid instead, with
+    right angles; src -> mid keeps its curve. Moved aside, mid no longer stands in the way: the link
+    is a curve again. After Auto-layout, no link passes behind a module either."""
+    page.set_viewport_size({"width": width, "height": 800})
+    page.emulate_media(color_scheme=scheme)
     doc = pipeline([n("src", "toy_source", value=1), n("mid", "toy_add"), n("far", "toy_add")],
-                   [link("src", "mid"), link("src", "far")])
+                   [link("src", "mid"), link("src", "far"), link("mid", "far", dst_port="extra")])
     doc["layout"] = {"src": {"x": 100, "y": 0}, "mid": {"x": 100, "y": 160}, "far": {"x": 100, "y": 320}}
     open_designer(page, users["owner"], doc)
-    z = """(pair) => { const g = designer.graph; const e = g.getEdges().find(x => x.getTargetCellId() === pair);
-                       return e.getZIndex(); }"""
-    page.wait_for_function(f"({z})('far') > 1000")
-    assert page.evaluate(z, "mid") == -1
-    page.shot("link-over-the-module-it-passes")
-    # moved aside, mid no longer hides it: the link goes back behind the modules
-    page.evaluate("designer.graph.getCellById('mid').position(400, 160)")
-    page.wait_for_function(f"({z})('far') === -1")
+    page.wait_for_function(f"({ROUTED})('far') === 'manhattan'")
+    assert page.evaluate(ROUTED, "mid") is None
+    assert page.evaluate(PASSES_BEHIND) == []
+    page.shot(f"link-around-the-module-{width}-{scheme}")
+    page.evaluate("designer.graph.getCellById('mid').position(420, 160)")
+    page.wait_for_function(f"({ROUTED})('far') === null")
+    assert page.evaluate(PASSES_BEHIND) == []
+    page.click("#auto-layout")
+    page.wait_for_function(f"({PASSES_BEHIND})().length === 0")
+    page.shot(f"auto-layout-no-link-behind-a-module-{width}-{scheme}")
+    assert page.evaluate("designer.graph.getEdges().every((e) => e.getZIndex() < 0)")  # links stay under the modules

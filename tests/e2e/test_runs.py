@@ -200,6 +200,8 @@ def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, 
     page.click("[data-tab=outputs]")
     wanted = ["70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"]
     page.wait_for_function(f"(() => {{ const s = document.querySelector('#log-file'); return !!s && {wanted!r}.every(f => [...s.options].some(o => o.value === f)); }})()", timeout=60_000)
+    # rank 0's log first: what the script printed (the node's own log holds only the designer's lines)
+    assert page.locator("#log-file option").first.get_attribute("value") == "70_driver_log_0.txt"
     page.select_option("#log-file", "70_driver_log_1.txt")
     page.wait_for_selector("#log-text:has-text('step 1: sum 2')", timeout=30_000)
     before = len(page.inner_text("#log-text"))
@@ -208,7 +210,9 @@ def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, 
     assert "rank 1 of 2" in page.inner_text("#log-text")
     page.shot("distributed-logs")
     wait_status(page, "toy", "completed", timeout=60_000)
+    # the pane is drawn again for the completed node: the log the user chose stays, to its end
     page.wait_for_selector("#log-text:has-text('step 50: sum 2')")
+    assert page.locator("#log-file").input_value() == "70_driver_log_1.txt"
     page.select_option("#log-file", "70_mpi_log.txt")
     page.wait_for_selector("#log-text:has-text('every node finished')")
     assert page.locator("#tab-outputs a:text('download 70_driver_log_0.txt')").count() == 1

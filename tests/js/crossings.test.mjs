@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { crosses } from '../../static/js/crossings.js';
+import { crosses, smoothPoints } from '../../static/js/crossings.js';
 
 test('a link crosses a module when a point of it lies inside the module\'s box', () => {
   const train = { x: 100, y: 200, width: 200, height: 88 };
@@ -8,4 +8,16 @@ test('a link crosses a module when a point of it lies inside the module\'s box',
   assert.ok(!crosses([{ x: 50, y: 250 }, { x: 320, y: 250 }], [train])); // beside it
   assert.ok(!crosses([{ x: 100, y: 250 }], [train])); // on its edge: not behind it
   assert.ok(!crosses([], [train]));
+});
+
+test('the curve a link would have is sampled between its ends, through the middle of the two', () => {
+  const points = smoothPoints({ x: 0, y: 0 }, { x: 100, y: 200 });
+  assert.equal(points.length, 9);
+  assert.deepEqual(points[4], { x: 50, y: 100 }); // halfway: the middle of the two ends
+  assert.ok(points.every((p, i) => i === 0 || p.y > points[i - 1].y)); // downwards all along
+  // a module straight between a source and a target below it is crossed; one beside them is not
+  const between = { x: -50, y: 80, width: 100, height: 40 };
+  const beside = { x: 200, y: 80, width: 100, height: 40 };
+  const straight = smoothPoints({ x: 0, y: 0 }, { x: 0, y: 200 });
+  assert.ok(crosses(straight, [between]) && !crosses(straight, [beside]));
 });
