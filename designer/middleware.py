@@ -1,6 +1,6 @@
 """Under /api/ every answer is JSON, errors included.
 
-The API's own views answer JSON (designer.pipelines.api.api); what Django answers by itself does
+The API's own views answer JSON (designer.pipelines.web.api); what Django answers by itself does
 not: an unknown URL (a 404 page that, with DEBUG, lists every URL), a method a view does not take
 (405, empty), a failed CSRF check (403 page), a request Django refuses (400), and an unexpected
 exception (500: with DEBUG a page with source, paths and settings). JsonErrorsForApi turns each

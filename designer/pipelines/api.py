@@ -1,78 +1,27 @@
-"""JSON API used by the page and by scripts. Every endpoint needs a signed-in user, and a user
-only ever sees their own pipelines and runs: anything else answers 404."""
+"""The JSON API of pipelines and runs, used by the page and by scripts (the plumbing every part of
+the API shares, sign-in and the {"error", "problems"} answers, is web.py's). A user only ever sees
+their own pipelines and runs: anything else answers 404."""
 from __future__ import annotations
 
-from functools import wraps
 from pathlib import Path
 
 from django.conf import settings
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
 
-from designer.engine import graph, jsontext, logstore, paths, statuses
+from designer.engine import graph, logstore, paths, statuses
 from designer.pipelines import artifacts, drafts, events, retention, runs
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import targets as target_rows
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
+from designer.pipelines.web import BadRequest, api, body_json
 from designer.pipelines.workers import machines
 from designer.pipelines.workers import targets as compute_targets
 from sdk import layout
 
 EMPTY_PIPELINE = drafts.EMPTY_PIPELINE  # read here by tests/e2e/helpers.py; drafts.py owns it
-
-
-class BadRequest(Exception):
-    def __init__(self, message: str, problems: list | None = None, status: int = 400, **extra):
-        super().__init__(message)
-        self.body = {"error": message, **({"problems": [p.as_dict() for p in problems]} if problems is not None else {}), **extra}
-        self.status = status
-
-
-def api(*methods):
-    """Signed-in users only; JSON errors; the listed HTTP methods only."""
-
-    def wrap(view):
-        @require_http_methods(list(methods))
-        @wraps(view)
-        def inner(request, *args, **kwargs):
-            if not request.user.is_authenticated:
-                return JsonResponse({"error": "sign in first"}, status=401)
-            try:
-                return view(request, *args, **kwargs)
-            except BadRequest as e:
-                return JsonResponse(e.body, status=e.status)
-            except drafts.DraftError as e:
-                return _draft_error(e)
-            except (Http404, Pipeline.DoesNotExist):
-                return JsonResponse({"error": "not found"}, status=404)
-
-        return inner
-
-    return wrap
-
-
-def _draft_error(e: drafts.DraftError) -> JsonResponse:
-    body = {"error": str(e)}
-    if e.problems is not None:
-        body["problems"] = [p.as_dict() for p in e.problems]
-    if isinstance(e, drafts.Conflict):
-        return JsonResponse({**body, "stored_revision": e.stored_revision}, status=409)
-    return JsonResponse(body, status=400)
-
-
-def body_json(request) -> dict:
-    if request.content_type != "application/json" and not request.POST:
-        return {}  # a bare POST (a button, curl -X POST): no options
-    try:
-        data = jsontext.loads(request.body or b"{}")
-    except jsontext.JsonTextError as e:
-        raise BadRequest(f"the request body is {e}")
-    if not isinstance(data, dict):
-        raise BadRequest("the request body must be a JSON object")
-    return data
 
 
 # ---------------------------------------------------------------- modules, validation

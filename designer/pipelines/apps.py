@@ -12,9 +12,10 @@ class PipelinesConfig(AppConfig):
 
     def ready(self):
         # the app registry is ready only now: the catalogue reads the users' components
-        from designer.pipelines import catalogue, signals, sweeps
+        from designer.pipelines import catalogue, execute, policy, signals, sweeps
         from designer.pipelines.models import Sweep
 
         checks.register(catalogue.check_module_catalogue)
+        execute.watch_nodes_with(policy.Watch)  # a sweep's trial is judged by its policy while its nodes run
         signals.run_finished.connect(sweeps.on_run_finished, dispatch_uid="sweeps.on_run_finished")
         post_delete.connect(sweeps.on_sweep_deleted, sender=Sweep, dispatch_uid="sweeps.on_sweep_deleted")

@@ -15,9 +15,9 @@ from designer.engine import graph, targets
 from designer.engine import statuses as st
 from designer.engine.problems import node_names
 from designer.pipelines import artifacts
-from designer.pipelines.api import BadRequest, api
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Run
+from designer.pipelines.web import BadRequest, api
 
 MIN_RUNS, MAX_RUNS = 2, 10
 _ID = re.compile(r"[0-9]{1,18}")

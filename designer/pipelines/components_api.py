@@ -18,8 +18,8 @@ from django.http import HttpResponse, JsonResponse
 
 from designer import limits
 from designer.pipelines import components
-from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Component
+from designer.pipelines.web import BadRequest, api
 
 NOT_ALLOWED = (f"adding components needs the permission '{components.PERMISSION_NAME}' (granted by an administrator "
                "in the admin): a component's command runs on the workers")

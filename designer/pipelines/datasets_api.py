@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404
 from designer import limits
 from designer.engine import paths
 from designer.pipelines import datasets, downloads
-from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Dataset
+from designer.pipelines.web import BadRequest, api
 from modules.convert_to_image_directory import NAME_MAX
 
 MULTIPART_SLACK = limits.MULTIPART_SLACK  # form boundaries and headers around the file

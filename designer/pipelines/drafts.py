@@ -26,6 +26,7 @@ from designer.engine.schema_migrations import CURRENT
 from designer.pipelines import datasets, registry, workers
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.models import NodeRun, Pipeline, Run
+from designer.pipelines.web import BadRequest
 
 EMPTY_PIPELINE = {"schema_version": CURRENT, "parameters": [], "nodes": [], "links": [], "layout": {}}
 MAX_NAME = Pipeline._meta.get_field("name").max_length
@@ -33,12 +34,12 @@ DEFAULT_NAME = "Untitled pipeline"
 IMPORTED_NAME = "Imported pipeline"
 
 
-class DraftError(ValueError):
+class DraftError(BadRequest, ValueError):
     """A draft, document or name that cannot be stored: the message says why, `problems` (a list
-    of graph.Problem, or None) lists each problem found."""
+    of graph.Problem, or None) lists each problem found. The API answers it as any refusal (400)."""
 
-    def __init__(self, message: str, problems: list | None = None):
-        super().__init__(message)
+    def __init__(self, message: str, problems: list | None = None, status: int = 400, **extra):
+        super().__init__(message, problems, status, **extra)
         self.problems = problems
 
 
@@ -52,7 +53,7 @@ class Conflict(DraftError):
     def __init__(self, edited: int, stored: int):
         super().__init__(
             f"this pipeline was saved elsewhere (revision {stored}) after the revision {edited} you edited; "
-            "reload it to get the latest version. Nothing was overwritten.")
+            "reload it to get the latest version. Nothing was overwritten.", status=409, stored_revision=stored)
         self.edited, self.stored_revision = edited, stored
 
 

@@ -15,9 +15,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from designer.pipelines import endpoints, registry
-from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Endpoint
 from designer.pipelines.registry_api import json_body, refused
+from designer.pipelines.web import BadRequest, api
 
 
 def _mine(request, name: str) -> Endpoint:

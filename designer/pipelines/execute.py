@@ -18,13 +18,38 @@ from django.utils import timezone
 
 from designer.engine import cache, executor
 from designer.engine import statuses as st
-from designer.pipelines import artifacts, events, policy, routing, workers
+from designer.pipelines import artifacts, events, routing, workers
 from designer.pipelines.advance import advance, transition, wake_waiters
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.launchers.distributed import launcher_for
 from designer.pipelines.models import NodeRun
 from designer.pipelines.node_heartbeat import NodeHeartbeat
 from designer.pipelines.rungraph import run_graph
+from sdk.context import STOP_GRACE_SECONDS
+
+
+class Unwatched:
+    """What watches a node no sweep runs: its events go on as they are, nothing asks it to stop."""
+
+    grace, ended = STOP_GRACE_SECONDS, False
+
+    def __init__(self, nr: NodeRun, emit, log):
+        self.emit = emit
+
+    def stop(self) -> bool:
+        return False
+
+
+_watch = Unwatched
+
+
+def watch_nodes_with(factory) -> None:
+    """What watches each node while it runs, called (node run, emit, log): a sweep's policy for
+    its trials (the sweeps concern registers policy.Watch when the app is ready, apps.py). Runs
+    know nothing of sweeps: sweeps stand above runs and hook in here."""
+    global _watch
+    _watch = factory
+
 
 CANCELLED_TEXT = "Cancelled by the user."
 CANCELLED_EXIT = 75  # a pool process ended for a module deaf to a cancel (EX_TEMPFAIL)
@@ -47,7 +72,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
     buffer = events.Buffer(nr.run_id)
     node_dir = artifacts.node_dir(nr.run_id, nr.node_id)
     # a sweep's trial: its policy may end the training early, saying why in the node's log
-    watch = policy.Watch(nr, buffer.add, lambda text: executor.append_log(node_dir, text))
+    watch = _watch(nr, buffer.add, lambda text: executor.append_log(node_dir, text))
     launcher = launcher_for(nr.pk) if module.distributed else None
     outputs, error = None, None
     # in a worker's pool process, a module deaf to a cancel has its process ended; inline (a

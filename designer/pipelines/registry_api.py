@@ -15,8 +15,8 @@ from django.http import HttpResponse, JsonResponse
 from designer.engine import jsontext
 from designer.engine import statuses as st
 from designer.pipelines import downloads, registry
-from designer.pipelines.api import BadRequest, api
 from designer.pipelines.models import Dataset, ModelVersion, RegisteredModel
+from designer.pipelines.web import BadRequest, api
 
 
 def version_json(v: ModelVersion) -> dict:

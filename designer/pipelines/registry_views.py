@@ -1,7 +1,6 @@
-"""Pages of the model registry and of the endpoints. The lists are drawn by the server; a model's
-page by the page module modelpage and an endpoint's by the page module endpoint, from the same JSON the
-API gives (registry_api.version_json, endpoints.endpoint_json), put in the page. A user sees only
-their own models and endpoints: anything else is 404."""
+"""Pages of the model registry (the endpoints' are endpoint_views.py). The list is drawn by the
+server; a model's page by the page module modelpage, from the same JSON the API gives
+(registry_api.version_json), put in the page. A user sees only their own models: anything else is 404."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
@@ -10,8 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from designer.engine import statuses as st
-from designer.pipelines import endpoints
-from designer.pipelines.models import Endpoint, RegisteredModel
+from designer.pipelines.models import RegisteredModel
 from designer.pipelines.registry_api import model_summary, version_json
 
 
@@ -37,19 +35,3 @@ def model_page(request, name):
     return render(request, "pipelines/model.html", {
         "model": model, "boot": {"name": model.name, "versions": [version_json(v) for v in versions]},
     })
-
-
-@login_required
-@require_GET
-def endpoint_list(request):
-    mine = Endpoint.objects.filter(owner=request.user).select_related("version__model")
-    return render(request, "pipelines/endpoints.html", {"endpoints": [endpoints.endpoint_json(e) for e in mine]})
-
-
-@login_required
-@require_GET
-def endpoint_page(request, name):
-    endpoint = Endpoint.objects.filter(owner=request.user, name=name).select_related("version__model").first()
-    if endpoint is None:
-        raise Http404(f"you have no endpoint {name!r}")
-    return render(request, "pipelines/endpoint.html", {"endpoint": endpoint, "boot": endpoints.endpoint_json(endpoint)})

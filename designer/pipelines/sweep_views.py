@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET
 
 from designer.engine import statuses
 from designer.pipelines import compare
-from designer.pipelines.api import BadRequest
 from designer.pipelines.models import Sweep
+from designer.pipelines.web import BadRequest
 
 
 @login_required

@@ -8,8 +8,9 @@ from django.shortcuts import get_object_or_404
 from designer.engine import statuses as st
 from designer.engine import tuning
 from designer.pipelines import drafts, sweeps
-from designer.pipelines.api import BadRequest, api, body_json, pipeline_json
+from designer.pipelines.api import pipeline_json
 from designer.pipelines.models import Sweep
+from designer.pipelines.web import BadRequest, api, body_json
 
 
 def _iso(at):

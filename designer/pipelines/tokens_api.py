@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.http import HttpResponse, JsonResponse
 
 from designer.pipelines import tokens
-from designer.pipelines.api import BadRequest, api, body_json
+from designer.pipelines.web import BadRequest, api, body_json
 
 
 def _session_only(request) -> None:

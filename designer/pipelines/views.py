@@ -18,12 +18,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from designer.engine import graph, jsontext, statuses
 from designer.pipelines import drafts, retention, visualize
 from designer.pipelines import workers as workers_of
-from designer.pipelines.api import BadRequest, output_dir
+from designer.pipelines.api import output_dir
 from designer.pipelines.catalogue import get_catalogue
 from designer.pipelines.compute import targets as target_rows
 from designer.pipelines.compute import workers
 from designer.pipelines.datasets import DATASET_KIND
 from designer.pipelines.models import Dataset, NodeRun, Run
+from designer.pipelines.web import BadRequest
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 

@@ -1,0 +1,56 @@
+"""The JSON API's plumbing, shared by every part of it (pipelines and runs, datasets, sweeps, the
+model registry, endpoints, components, tokens): signed-in users only, the HTTP methods a view
+takes, and a refusal answered as JSON, `{"error": ..., "problems": [...]}` with its status, never
+an HTML page. A part's own refusals subclass BadRequest (drafts.DraftError does)."""
+from __future__ import annotations
+
+from functools import wraps
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, JsonResponse
+from django.views.decorators.http import require_http_methods
+
+from designer.engine import jsontext
+
+
+class BadRequest(Exception):
+    """A request refused: `message` (the "error"), the `problems` found (graph.Problem, each with
+    as_dict()), the HTTP status, and any other field of the answer."""
+
+    def __init__(self, message: str, problems: list | None = None, status: int = 400, **extra):
+        super().__init__(message)
+        self.body = {"error": message, **({"problems": [p.as_dict() for p in problems]} if problems is not None else {}), **extra}
+        self.status = status
+
+
+def api(*methods):
+    """Signed-in users only; JSON errors; the listed HTTP methods only."""
+
+    def wrap(view):
+        @require_http_methods(list(methods))
+        @wraps(view)
+        def inner(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return JsonResponse({"error": "sign in first"}, status=401)
+            try:
+                return view(request, *args, **kwargs)
+            except BadRequest as e:
+                return JsonResponse(e.body, status=e.status)
+            except (Http404, ObjectDoesNotExist):
+                return JsonResponse({"error": "not found"}, status=404)
+
+        return inner
+
+    return wrap
+
+
+def body_json(request) -> dict:
+    if request.content_type != "application/json" and not request.POST:
+        return {}  # a bare POST (a button, curl -X POST): no options
+    try:
+        data = jsontext.loads(request.body or b"{}")
+    except jsontext.JsonTextError as e:
+        raise BadRequest(f"the request body is {e}")
+    if not isinstance(data, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return data
