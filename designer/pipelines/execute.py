@@ -70,9 +70,8 @@ def execute_noderun(noderun_id: int) -> list[int]:
                       send_due_at=None):
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
     buffer = events.Buffer(nr.run_id)
-    node_dir = artifacts.node_dir(nr.run_id, nr.node_id)
     # a sweep's trial: its policy may end the training early, saying why in the node's log
-    watch = _watch(nr, buffer.add, lambda text: executor.append_log(node_dir, text))
+    watch = _watch(nr, buffer.add, lambda text: executor.append_log(artifacts.node_dir(nr.run_id, nr.node_id), text))
     launcher = launcher_for(nr.pk) if module.distributed else None
     outputs, error = None, None
     # in a worker's pool process, a module deaf to a cancel has its process ended; inline (a
@@ -80,7 +79,8 @@ def execute_noderun(noderun_id: int) -> list[int]:
     overdue = None if module.distributed or workers.current_name() == workers.INLINE else lambda: _end_overdue(nr, buffer)
     with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat:
         try:
-            outputs = executor.execute(module, node, _inputs(nr), node_dir,
+            # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
+            outputs = executor.execute(module, node, _inputs(nr), artifacts.node_dir(nr.run_id, nr.node_id),
                                        watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
         except BaseException as e:  # the module's own error, a Cancelled, or the worker's shutdown
             error = e
