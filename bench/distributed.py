@@ -70,8 +70,8 @@ def main() -> int:
 def _measure(data: Path) -> int:
     from django.contrib.auth import get_user_model
 
-    from designer.pipelines import runs
     from designer.pipelines.models import Worker
+    from designer.pipelines.runs import service as runs
     from tests.imagesets import digits_folder
 
     user = get_user_model().objects.create_user("bench")
@@ -153,7 +153,7 @@ def _first_step_watch(log: Path, started: float, seen: dict):
 def _designer_round(user, dataset: int) -> dict:
     from django.conf import settings
 
-    from designer.pipelines import runs
+    from designer.pipelines.runs import service as runs
 
     seen: dict = {}
     started = time.monotonic()

@@ -42,8 +42,8 @@ def main():
     from django.core.management import call_command
 
     from designer.celery import app
-    from designer.pipelines import runs
     from designer.pipelines.models import Run
+    from designer.pipelines.runs import service as runs
     from tests.pipes import chain
     from tests.workers import CeleryWorker
 

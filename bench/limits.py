@@ -133,7 +133,7 @@ def _measured(call) -> tuple[str, float, float]:
 
 def small_inputs(data: Path):
     from designer.engine import graph, sweep_config, sweep_text
-    from designer.pipelines.catalogue import get_catalogue
+    from designer.pipelines.catalogue.service import get_catalogue
     from sdk import component
     from tests.pipes import node, pipeline
 
@@ -199,7 +199,7 @@ def downloads(web, user, data: Path, count: int = 8):
 
     from designer.engine import statuses
     from designer.pipelines.models import ModelVersion, RegisteredModel
-    from tests.pipelines.test_downloads import download
+    from tests.registry.test_downloads import download
 
     session = _session(user)
     for size in (16 * MB, 128 * MB):
@@ -254,7 +254,7 @@ def bomb(worker, user, data: Path):
 def _convert(user, archive: Path) -> tuple[str, str]:
     from django.core.management import call_command
 
-    from designer.pipelines import runs
+    from designer.pipelines.runs import service as runs
     from tests.pipes import link, node, pipeline
 
     out = io.StringIO()
@@ -303,7 +303,7 @@ SECRETS = ("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CHANNEL_LAYER_URL
 def components(worker, user, data: Path, watch: float = 10.0):
     """The component runs once; its detached processes are watched until `watch` seconds after
     its node's recorded end."""
-    from designer.pipelines import runs
+    from designer.pipelines.runs import service as runs
     from tests.conftest import may_add_components, stored_component
     from tests.pipes import node, pipeline
 

@@ -74,7 +74,7 @@ def _pipeline(value: int) -> dict:
 
 
 def _sweep(user, value: int, rates: list[float], policy: dict):
-    from designer.pipelines import sweeps
+    from designer.pipelines.sweeps import service as sweeps
 
     config = {"sampling": "grid", "parameter_space": [{"name": "lr", "expression": "choice", "values": rates}],
               "policy": policy, "primary_metric_name": "score", "primary_metric_goal": "maximize",

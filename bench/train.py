@@ -105,8 +105,8 @@ def engine_run(data: Path, round_no: int) -> dict:
     from django.core.management import call_command
 
     from designer.engine import graph
-    from designer.pipelines import runs
     from designer.pipelines.models import Dataset
+    from designer.pipelines.runs import service as runs
 
     call_command("migrate", verbosity=0)
     timed = _time_training_from_outside()

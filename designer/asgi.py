@@ -13,7 +13,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from django.urls import path  # noqa: E402
 
 from designer import limits  # noqa: E402
-from designer.pipelines.consumers import RunConsumer, SweepConsumer  # noqa: E402
+from designer.pipelines.runs.consumers import RunConsumer, SweepConsumer  # noqa: E402
 
 # daphne (and runserver, daphne's) refuse an oversized or anonymous body before reading it
 limits.install()

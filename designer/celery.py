@@ -25,13 +25,13 @@ TRANSPORT_ALIASES["sqla"] = "designer.embedded_broker:Transport"
 
 def host_queue(hostname: str) -> str:
     """The queue only the worker `hostname` consumes: how a node of a distributed job is sent to
-    the worker chosen for it (designer/pipelines/launchers/distributed.py)."""
+    the worker chosen for it (designer/pipelines/runs/launchers/distributed.py)."""
     return f"host.{hostname}"
 
 
 def target_queue(target: str) -> str:
     """The queue the workers of a compute target consume (designer/pipelines/heartbeat.py): how a
-    node of a pipeline that names the target reaches one of them (designer/pipelines/routing.py)."""
+    node of a pipeline that names the target reaches one of them (designer/pipelines/runs/routing.py)."""
     return f"target.{target}"
 
 

@@ -119,7 +119,7 @@ def bearer_token(path: str, headers) -> str | None:
 
 def token_valid(secret: str) -> bool:
     """Whether `secret` is an active personal API token of an active user (what designer/token_auth.py
-    would find): looked up by its sha256, as designer/pipelines/tokens.py stores it, through the app
+    would find): looked up by its sha256, as designer/pipelines/accounts/tokens.py stores it, through the app
     registry (the web app imports this module, not the other way). Runs on a thread."""
     import hashlib
 

@@ -248,7 +248,7 @@ MAINTENANCE_SECONDS = env_float("MAINTENANCE_SECONDS", 2.0, minimum=0.1)
 MAINTENANCE_LEASE_SECONDS = env_float("MAINTENANCE_LEASE_SECONDS", 10.0, minimum=1)
 # a cancelled module past this many seconds without a safe point (ctx.check_cancelled): cancelled, its pool process ended
 CANCEL_GRACE_SECONDS = env_float("CANCEL_GRACE_SECONDS", 30.0, minimum=0.1)
-# the outbox (designer/pipelines/outbox.py): retry a refused message; resend one no idle worker took, doubling to the max
+# the outbox (designer/pipelines/runs/outbox.py): retry a refused message; resend one no idle worker took, doubling to the max
 DISPATCH_RETRY_SECONDS = env_float("DISPATCH_RETRY_SECONDS", 1.0, minimum=0.1)
 RESEND_AFTER_SECONDS = env_float("RESEND_AFTER_SECONDS", 30.0, minimum=0.5)
 RESEND_MAX_SECONDS = env_float("RESEND_MAX_SECONDS", 600.0, minimum=0.5)
@@ -267,7 +267,7 @@ def env_ports(name: str, default: str) -> list[int]:
     return ports
 
 
-# distributed training (designer/pipelines/launchers/distributed.py): the address other workers reach this worker
+# distributed training (designer/pipelines/runs/launchers/distributed.py): the address other workers reach this worker
 # at (its host name by default), the rendezvous port(s) tried at the node-0 worker, and
 # how long the other workers of a job have to start their part before the node fails
 WORKER_ADDRESS = env_str("WORKER_ADDRESS", "") or socket.gethostname()

@@ -1,4 +1,4 @@
-"""`Authorization: Bearer pd_...` on /api/: a personal API token (designer/pipelines/tokens.py)
+"""`Authorization: Bearer pd_...` on /api/: a personal API token (designer/pipelines/accounts/tokens.py)
 stands for its owner, with no session and no CSRF token.
 
 Placed after AuthenticationMiddleware: a request that carries a token is its owner's, whatever
@@ -15,7 +15,7 @@ import re
 from django.http import JsonResponse
 
 from designer.middleware import is_api
-from designer.pipelines import tokens
+from designer.pipelines.accounts import tokens
 
 SCORING = re.compile(r"/api/endpoints/[^/]+/score")
 

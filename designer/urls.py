@@ -3,22 +3,18 @@ from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
-from designer.pipelines import (
-    api,
-    compare,
-    component_views,
-    components_api,
-    datasets_api,
-    endpoint_views,
-    endpoints_api,
-    registry_api,
-    registry_views,
-    sweep_views,
-    sweeps_api,
-    token_views,
-    tokens_api,
-    views,
-)
+from designer.pipelines.accounts import api as tokens_api
+from designer.pipelines.accounts import views as token_views
+from designer.pipelines.catalogue import component_views, components_api
+from designer.pipelines.datasets import api as datasets_api
+from designer.pipelines.endpoints import api as endpoints_api
+from designer.pipelines.endpoints import views as endpoint_views
+from designer.pipelines.registry import api as registry_api
+from designer.pipelines.registry import views as registry_views
+from designer.pipelines.runs import api, views
+from designer.pipelines.sweeps import api as sweeps_api
+from designer.pipelines.sweeps import compare
+from designer.pipelines.sweeps import views as sweep_views
 
 api_patterns = [
     path("modules", api.module_list),

@@ -2,7 +2,7 @@
 
 Modules never touch the database, so the file is found this way: the user picks a dataset (parameter
 *Dataset*: a picker of their datasets in the page, kept as the dataset's id); when the run is submitted, the server checks that the dataset belongs
-to the run's owner and writes its stored path into *Stored file* (designer/pipelines/datasets.py,
+to the run's owner and writes its stored path into *Stored file* (designer/pipelines/datasets/service.py,
 `bind`), replacing whatever the document held there. A pipeline can therefore never name a file
 it does not own. The output holds the file (hard-linked, else copied: deleting the dataset later
 does not break earlier outputs) and `file: <name>` in its `_meta.yaml`.

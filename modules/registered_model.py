@@ -5,7 +5,7 @@ Modules never touch the database, so the folder is found as the Dataset module f
 (modules/dataset.py): the user names a model (parameter *Model*) and maybe a version (*Version*,
 empty for the latest ready one); when the run is submitted, the server checks that the model
 belongs to the run's owner and writes the version's stored folder into *Stored folder*
-(designer/pipelines/registry.py), replacing whatever the document held there. A pipeline can
+(designer/pipelines/registry/service.py), replacing whatever the document held there. A pipeline can
 therefore never read a folder it does not own. The output holds the model directory's files
 (hard-linked, else copied: deleting the version later does not break earlier outputs), not the
 packaging extras (model.pt2, model.onnx, predict.py...).

@@ -9,7 +9,7 @@
     supervision/reaper.py    a child subreaper: what a command detached ends with it
     supervision/stopping.py  a stop request and its grace period (a sweep's early termination)
 
-The launchers (designer/pipelines/launchers/) and modules/_component.py use it in the Celery
+The launchers (designer/pipelines/runs/launchers/) and modules/_component.py use it in the Celery
 worker; torchrun runs supervision.rank in each rank's process. It imports only the SDK, so none
 of these processes loads torch or Django for it: training/ is the torch side alone.
 """

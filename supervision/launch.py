@@ -4,7 +4,7 @@ rendezvous) as a child process, its output copied into the launcher's log, and a
 No torch import here: this runs in the Celery worker, and torch is loaded by the processes that
 torchrun starts. Every one of them runs under `supervision.rank`, which writes its output to its
 own driver log (sdk.layout.driver_log). Who starts which node is decided on the Django side
-(designer/pipelines/launchers/distributed.py).
+(designer/pipelines/runs/launchers/distributed.py).
 """
 from __future__ import annotations
 

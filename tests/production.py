@@ -1,7 +1,7 @@
 """The production recipe (docs/how-to/production.md), run for tests on the test database and the environment's broker
 and channel layer: collectstatic, migrate, ensure_admin, daphne with DEBUG off, Celery workers with
 the same variables. The commands are read from that page itself (`recipe`), so that the two cannot
-drift apart. Used by tests/e2e/test_production.py and tests/pipelines/test_signin_and_pool.py."""
+drift apart. Used by tests/e2e/test_production.py and tests/accounts/test_signin_and_pool.py."""
 import os
 import shlex
 import subprocess

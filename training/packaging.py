@@ -28,7 +28,7 @@ from sdk.formats import meta, onnx_model
 from sdk.formats import transformation as recipes
 from training import models, onnx_export
 
-LABEL = ""  # messages stand alone: the caller says "packaging failed: ..." (designer/pipelines/registry.py)
+LABEL = ""  # messages stand alone: the caller says "packaging failed: ..." (designer/pipelines/registry/service.py)
 PROGRAM_FILE = "model.pt2"
 PREPROCESS_FILE = "preprocess.py"
 PREDICT_FILE = "predict.py"

@@ -4,9 +4,9 @@ from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Permission
 
 from designer.engine import statuses as st
-from designer.pipelines import retention
-from designer.pipelines.component_models import may_run_components
 from designer.pipelines.models import Component, Dataset, Event, NodeRun, Pipeline, Run, Worker
+from designer.pipelines.models.components import may_run_components
+from designer.pipelines.runs import retention
 
 
 @admin.register(Pipeline)

@@ -12,8 +12,11 @@ class PipelinesConfig(AppConfig):
 
     def ready(self):
         # the app registry is ready only now: the catalogue reads the users' components
-        from designer.pipelines import catalogue, execute, policy, signals, sweeps
+        from designer.pipelines.catalogue import service as catalogue
         from designer.pipelines.models import Sweep
+        from designer.pipelines.runs import execute, signals
+        from designer.pipelines.sweeps import policy
+        from designer.pipelines.sweeps import service as sweeps
 
         checks.register(catalogue.check_module_catalogue)
         execute.watch_nodes_with(policy.Watch)  # a sweep's trial is judged by its policy while its nodes run

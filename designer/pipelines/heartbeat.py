@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db import connection
 
 from designer.celery import target_queue
-from designer.pipelines import inventory, maintenance, workers
+from designer.pipelines import maintenance
+from designer.pipelines.compute import inventory, workers
 from modules._machine import this_machine
 from supervision import gpus
 

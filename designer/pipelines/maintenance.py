@@ -28,8 +28,11 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from designer.pipelines import outbox, registry, retention, runs, sweeps
 from designer.pipelines.models import Lease
+from designer.pipelines.registry import service as registry
+from designer.pipelines.runs import outbox, retention
+from designer.pipelines.runs import service as runs
+from designer.pipelines.sweeps import service as sweeps
 
 log = logging.getLogger(__name__)
 LEASE = "maintenance"

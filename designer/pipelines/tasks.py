@@ -3,8 +3,10 @@ Loading them loads the workers' heartbeat (heartbeat.py connects it to the worke
 from celery import shared_task
 
 from designer.celery import LAUNCH_NODE, PREPARE_VERSION, RUN_NODE
-from designer.pipelines import heartbeat, registry, runs  # noqa: F401 - heartbeat: connects the worker's signals
-from designer.pipelines.launchers.member import run_member
+from designer.pipelines import heartbeat  # noqa: F401 - heartbeat: connects the worker's signals
+from designer.pipelines.registry import service as registry
+from designer.pipelines.runs import service as runs
+from designer.pipelines.runs.launchers.member import run_member
 
 
 @shared_task(name=RUN_NODE, ignore_result=True)

@@ -1,6 +1,6 @@
 """A model folder a script wrote in a format of its own: what a component's output declared as a
 model (`type: ModelDirectory`, or Azure ML's `custom_model` and `mlflow_model`, or `OnnxModel`)
-may hold. It is registered as it is (designer/pipelines/registry.py) and served by an entry
+may hold. It is registered as it is (designer/pipelines/registry/service.py) and served by an entry
 script (designer/serving/scripts.py), or by the ONNX image path when it has what that needs.
 
     designer   a trained ModelDirectory (model.yaml naming model_name and classes, model.pt): what

@@ -3,7 +3,7 @@ from designer.pipelines.models import Pipeline
 
 
 def open_designer(page, owner, draft=None, name="p"):
-    from designer.pipelines.api import EMPTY_PIPELINE
+    from designer.pipelines.runs.api import EMPTY_PIPELINE
 
     p = Pipeline.objects.create(owner=owner, name=name, draft=draft or dict(EMPTY_PIPELINE))
     page.goto(f"{page.base}/pipelines/{p.id}/")

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from designer.pipelines import runs
 from designer.pipelines.models import Pipeline
+from designer.pipelines.runs import service as runs
 from tests.e2e.conftest import shot_dir
 from tests.pipes import link, node, pipeline
 

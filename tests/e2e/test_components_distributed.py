@@ -10,8 +10,8 @@ import time
 import pytest
 
 from designer.engine import statuses
-from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch, Run, Worker
+from designer.pipelines.runs import service as runs
 from tests.conftest import TEST_DATA, CeleryWorker, wait_for_run
 from tests.e2e.component_pipes import (
     check_model_and_scores,
@@ -25,7 +25,7 @@ from tests.workers import registered, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# rendezvous ports of this module's workers (apart from tests/pipelines/test_distributed.py's)
+# rendezvous ports of this module's workers (apart from tests/runs/test_distributed.py's)
 PORTS = list(range(29300 + os.getpid() % 200 * 2, 29300 + os.getpid() % 200 * 2 + 2))
 ENVIRONMENT = re.compile(r"environment: MASTER_ADDR=(\S+) MASTER_PORT=(\d+) NODE_RANK=(\d+) WORLD_SIZE=(\d+) "
                          r"RANK=(\d+) LOCAL_RANK=(\d+)")

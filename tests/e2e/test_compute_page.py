@@ -4,7 +4,7 @@ weights in its torch hub folder (what the pre-flight check of a pretrained ResNe
 import pytest
 
 from modules._vision_models import WEIGHTS_FILES
-from tests.pipelines.test_compute_targets import H100, fake_nvidia_smi
+from tests.compute.test_compute_targets import H100, fake_nvidia_smi
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from designer.engine import graph
-from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import Dataset, Run
 from tests.e2e.helpers import chart_of, connect, drop_module, links, node, open_designer, saved, select, set_parameters
 from tests.imagesets import digits_folder, make_archive

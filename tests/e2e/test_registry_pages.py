@@ -15,8 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from designer.engine import latency
-from designer.pipelines import endpoints
-from designer.pipelines.api import EMPTY_PIPELINE
+from designer.pipelines.endpoints import service as endpoints
 from designer.pipelines.models import (
     Dataset,
     Endpoint,
@@ -30,11 +29,12 @@ from designer.pipelines.models import (
     Run,
     ServingReplica,
 )
+from designer.pipelines.runs.api import EMPTY_PIPELINE
 from tests.conftest import ROOT, TEST_DATA, may_add_components
 from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import drag, inside, node, open_designer, overlap, saved
 from tests.modules.model_helpers import one_thread  # noqa: F401 - a fixture
-from tests.pipelines.registry_helpers import add_digits, digits_doc, run_inline
+from tests.registry.registry_helpers import add_digits, digits_doc, run_inline
 from tests.serving.helpers import Serving, png
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]

@@ -1,8 +1,8 @@
 """Deleting runs from the page: the run shown on the canvas, and runs ticked in Recent runs."""
 import pytest
 
-from designer.pipelines import runs
 from designer.pipelines.models import Pipeline, Run
+from designer.pipelines.runs import service as runs
 from tests.pipes import chain
 
 pytestmark = pytest.mark.browser

@@ -6,8 +6,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from designer.pipelines import runs
 from designer.pipelines.models import NodeRun, Pipeline, Run
+from designer.pipelines.runs import service as runs
 from tests.e2e.helpers import node, open_designer, select
 from tests.e2e.test_compare import trainer
 from tests.e2e.test_layout import training_draft

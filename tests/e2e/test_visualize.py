@@ -91,7 +91,7 @@ def test_visualize_shows_images_scores_and_evaluation(page, users):
 
 
 def test_the_thumbnails_span_every_class_not_the_first_ones_of_an_archive_sorted_by_class():
-    from designer.pipelines.visualize import sample_across_classes
+    from designer.pipelines.runs.visualize import sample_across_classes
 
     labels = ["cat"] * 200 + ["dog"] * 200 + ["owl"] * 10 + ["yak"] * 200
     picked = sample_across_classes(labels, 120)

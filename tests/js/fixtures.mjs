@@ -1,4 +1,4 @@
-// Boot data as the page gets it (designer/pipelines/views.py), for the pure modules' tests.
+// Boot data as the page gets it (designer/pipelines/runs/views.py), for the pure modules' tests.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 
-from designer.pipelines import runs
+from designer.pipelines.runs import service as runs
 from tests.pipes import chain
 
 pytestmark = pytest.mark.django_db
@@ -28,8 +28,8 @@ def test_deleting_runs_in_the_admin_keeps_what_a_later_run_reused_and_refuses_an
     outputs still reads them; a run that is not over offers no delete."""
     from django.conf import settings
 
-    from designer.pipelines import retention
     from designer.pipelines.models import Run
+    from designer.pipelines.runs import retention
 
     admin = get_user_model().objects.create_superuser("root-admin", password=None)
     client.force_login(admin)

@@ -1,7 +1,7 @@
 """The maintenance loop, the periodic work of the whole installation (designer/pipelines/maintenance.py): one process at a time holds
 it, another takes over when its holder stops renewing, and a page's GET never does its work.
 
-tests/pipelines/test_broker_outage.py runs `manage.py maintenance` as a process alone (killed, then
+tests/runs/test_broker_outage.py runs `manage.py maintenance` as a process alone (killed, then
 taken over); the lost-worker tests (test_worker_loss.py, test_distributed_worker_loss.py) have the
 workers' own maintenance thread fail the nodes of a killed worker."""
 from datetime import timedelta
@@ -12,10 +12,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from designer.engine import statuses as st
-from designer.pipelines import maintenance, runs, sweeps
+from designer.pipelines import maintenance
 from designer.pipelines.models import Lease, NodeRun, Sweep
-from tests.pipelines.test_sweeps import config, tuning_pipeline
+from designer.pipelines.runs import service as runs
+from designer.pipelines.sweeps import service as sweeps
 from tests.pipes import chain
+from tests.sweeps.test_sweeps import config, tuning_pipeline
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from designer.engine import statuses as st
-from designer.pipelines import endpoints, runs
+from designer.pipelines.endpoints import service as endpoints
 from designer.pipelines.models import Endpoint, Event
+from designer.pipelines.runs import service as runs
 from designer.serving import scripts
 from designer.serving.scripts import ScriptDeployment, ScriptError, ScriptLimits
 from tests.conftest import ROOT, may_add_components, wait_for_run

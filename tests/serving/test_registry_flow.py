@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from designer.pipelines import registry
 from designer.pipelines.models import Endpoint, ModelVersion, Run
+from designer.pipelines.registry import service as registry
 from sdk.formats import model as model_format
 from sdk.formats import scored_dataset
-from tests.pipelines.registry_helpers import add_digits, digits_doc, run_inline, scored_table
 from tests.pipes import link, node
+from tests.registry.registry_helpers import add_digits, digits_doc, run_inline, scored_table
 from tests.serving.helpers import multipart, request, score_url
 from training import packaging
 

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from designer.engine import latency
-from designer.pipelines import endpoints as endpoint_pages
+from designer.pipelines.endpoints import service as endpoint_pages
 from designer.pipelines.models import EndpointError, EndpointStats, ServingReplica
 from designer.serving.stats import KEEP_ERRORS
 from tests.conftest import TEST_DATA

@@ -265,7 +265,7 @@ def test_a_cuda_error_names_the_rank_the_worker_and_the_device(tmp_path, inputs,
 
 
 def test_the_devices_recorded_by_ranks_are_read_back_small_and_in_rank_order(tmp_path, settings):
-    from designer.pipelines import artifacts
+    from designer.pipelines.runs import artifacts
 
     settings.ARTIFACT_ROOT = str(tmp_path)
     folder = artifacts.node_dir(7, "train") / DEVICES_DIR

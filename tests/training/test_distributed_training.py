@@ -18,17 +18,17 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from designer.pipelines import runs
 from designer.pipelines.models import NodeLaunch
+from designer.pipelines.runs import service as runs
 from sdk.formats.image_directory import read_path
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder
-from tests.pipelines.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
+from tests.runs.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from training import train
 
 # The accuracy comparison is a property of the training, not of the services: it runs in the
 # embedded pass only; 1 x 2 end to end also runs on PostgreSQL and Redis (the gang start across
-# workers over Redis is tested on both by tests/pipelines/test_distributed.py).
+# workers over Redis is tested on both by tests/runs/test_distributed.py).
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 EPOCHS = 6

@@ -194,7 +194,7 @@ def test_freezing_a_backbone_of_random_weights_says_it_learns_little():
 
 def test_a_registered_model_is_fine_tuned_and_the_new_model_says_which_version_it_started_from(tmp_path, data, base):
     trained, weights = base
-    # the server fills in Stored folder at submit (designer/pipelines/registry.py); here: the base model's folder
+    # the server fills in Stored folder at submit (designer/pipelines/registry/service.py); here: the base model's folder
     registered, _ = run(RegisteredModel, tmp_path / "registered", {"model": "digits", "version": 2,
                                                                    "stored_folder": str(trained.path)})
     out, events = run(TrainPyTorchModel, tmp_path / "ft", {**FAST, "epochs": 1}, untrained_model=registered["trained_model"],

@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from designer.engine import statuses as st
-from designer.pipelines import sweeps
 from designer.pipelines.models import NodeRun
+from designer.pipelines.sweeps import service as sweeps
 from sdk.formats.meta import read_meta
-from tests.pipelines.test_distributed import leftover_processes, no_process_left, two_workers, workers  # noqa: F401 - fixtures
-from tests.pipelines.test_sweeps import finished
+from tests.runs.test_distributed import leftover_processes, no_process_left, two_workers, workers  # noqa: F401 - fixtures
+from tests.sweeps.test_sweeps import finished
 from tests.training.test_distributed_training import add_digits, digits, digits_pipeline  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

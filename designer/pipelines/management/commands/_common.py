@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from designer.engine import graph, parameters
-from designer.pipelines import drafts
+from designer.pipelines.authoring import drafts
 
 DEFAULT_OWNER = "admin"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from designer.pipelines import datasets
+from designer.pipelines.datasets import service as datasets
 from designer.pipelines.management.commands._common import DEFAULT_OWNER, owner, ready_database
 
 

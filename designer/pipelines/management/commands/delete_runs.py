@@ -8,9 +8,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from designer.engine import statuses as st
-from designer.pipelines import retention
 from designer.pipelines.management.commands._common import owner, ready_database
 from designer.pipelines.models import Run
+from designer.pipelines.runs import retention
 
 
 class Command(BaseCommand):

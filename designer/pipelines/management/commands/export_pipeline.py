@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from designer.engine import jsontext
-from designer.pipelines.drafts import export_text
+from designer.pipelines.authoring.drafts import export_text
 from designer.pipelines.management.commands._common import ready_database
 from designer.pipelines.models import Pipeline
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from designer.pipelines import drafts
+from designer.pipelines.authoring import drafts
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
     owner,

@@ -4,8 +4,8 @@ next version of a name; print the version. The run must belong to --owner (a str
 "no run", as in the API)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from designer.pipelines import registry
 from designer.pipelines.management.commands._common import DEFAULT_OWNER, owner, ready_database
+from designer.pipelines.registry import service as registry
 
 
 class Command(BaseCommand):

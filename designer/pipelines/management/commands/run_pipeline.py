@@ -11,8 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from designer.engine import graph, statuses
-from designer.pipelines import compare, runs
-from designer.pipelines.catalogue import get_catalogue
+from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
     owner,
@@ -23,6 +22,8 @@ from designer.pipelines.management.commands._common import (
     saved_pipeline,
 )
 from designer.pipelines.models import Run
+from designer.pipelines.runs import service as runs
+from designer.pipelines.sweeps import compare
 
 
 class Command(BaseCommand):

@@ -5,7 +5,6 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from designer.engine import statuses
-from designer.pipelines import sweeps
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
     owner,
@@ -16,6 +15,7 @@ from designer.pipelines.management.commands._common import (
     saved_pipeline,
 )
 from designer.pipelines.models import Sweep
+from designer.pipelines.sweeps import service as sweeps
 
 
 class Command(BaseCommand):

@@ -1,0 +1,1 @@
+"""Accounts: API tokens for scripts."""

@@ -1,0 +1,1 @@
+"""The model registry: registered models and their versions, lineage, packaging, pages and API."""

@@ -1,0 +1,292 @@
+"""The JSON API of pipelines and runs, used by the page and by scripts (the plumbing every part of
+the API shares, sign-in and the {"error", "problems"} answers, is web.py's). A user only ever sees
+their own pipelines and runs: anything else answers 404."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from designer.engine import graph, logstore, paths, statuses
+from designer.pipelines.authoring import drafts
+from designer.pipelines.catalogue.service import get_catalogue
+from designer.pipelines.compute.rows import targets as target_rows
+from designer.pipelines.compute.rows import workers
+from designer.pipelines.compute.workers import machines
+from designer.pipelines.compute.workers import targets as compute_targets
+from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
+from designer.pipelines.runs import artifacts, events, retention
+from designer.pipelines.runs import service as runs
+from designer.pipelines.web import BadRequest, api, body_json
+from sdk import layout
+
+EMPTY_PIPELINE = drafts.EMPTY_PIPELINE  # read here by tests/e2e/helpers.py; drafts.py owns it
+
+
+# ---------------------------------------------------------------- modules, validation
+
+
+@api("GET")
+def module_list(request):
+    return JsonResponse({"modules": get_catalogue(request.user).describe()})
+
+
+@api("POST")
+def validate(request):
+    try:
+        doc = graph.parse_text(request.body)
+    except graph.PipelineInvalid as e:
+        return JsonResponse({"valid": False, "problems": [p.as_dict() for p in e.problems]})
+    problems = graph.validate(doc, get_catalogue(request.user), machines(), compute_targets())
+    return JsonResponse({"valid": not problems, "problems": [p.as_dict() for p in problems]})
+
+
+# ---------------------------------------------------------------- pipelines
+
+
+def pipeline_json(p: Pipeline, with_draft=True, problems: list | None = None) -> dict:
+    """`problems`: the draft's, when the caller has just validated it (a 5,000-node draft takes a
+    noticeable time to validate: once per request)."""
+    d = {"id": p.id, "name": p.name, "revision": p.revision, "updated_at": p.updated_at.isoformat(),
+         "nodes": len(p.draft.get("nodes", []))}
+    if with_draft:
+        d["draft"] = p.draft
+        d["problems"] = [x.as_dict() for x in (drafts.problems(p.draft, p.owner_id) if problems is None else problems)]
+    return d
+
+
+@api("GET", "POST")
+def pipelines(request):
+    if request.method == "GET":
+        return JsonResponse({"pipelines": [pipeline_json(p, False) for p in request.user.pipelines.all()]})
+    data = body_json(request)
+    p, problems = drafts.create(request.user, data.get("name"), data.get("draft"))
+    return JsonResponse(pipeline_json(p, problems=problems), status=201)
+
+
+@api("POST")
+def pipeline_import(request):
+    """Body: a pipeline file (or an upload named `file`): imported if it can be read, with its
+    `problems` (what is left to fix before it runs); a file that cannot be read is a 400."""
+    if request.content_type in ("multipart/form-data", "application/x-www-form-urlencoded") and "file" not in request.FILES:
+        raise BadRequest("send the pipeline file as the form's field `file` (or as the request body itself)")
+    raw = request.FILES["file"].read() if "file" in request.FILES else request.body
+    p, found = drafts.import_document(request.user, drafts.read_document(raw))
+    return JsonResponse(pipeline_json(p, problems=found), status=201)
+
+
+@api("GET", "PUT", "DELETE")
+def pipeline_detail(request, pk):
+    p = drafts.owned(request.user, pk)
+    if request.method == "GET":
+        return JsonResponse(pipeline_json(p))
+    if request.method == "DELETE":
+        drafts.delete(p)
+        return HttpResponse(status=204)
+    data = body_json(request)
+    if "revision" not in data:
+        raise BadRequest("say which revision you edited: `revision` is required")
+    problems = drafts.save(p, data["revision"], draft=data.get("draft"), name=data.get("name"))
+    return JsonResponse(pipeline_json(p, problems=problems))
+
+
+@api("POST")
+def pipeline_clone(request, pk):
+    return JsonResponse(pipeline_json(drafts.clone(drafts.owned(request.user, pk))), status=201)
+
+
+@api("GET")
+def pipeline_export(request, pk):
+    p = drafts.owned(request.user, pk)
+    response = HttpResponse(drafts.export_text(p), content_type="application/json")
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in p.name) or "pipeline"
+    response["Content-Disposition"] = f'attachment; filename="{safe}.json"'
+    return response
+
+
+# ---------------------------------------------------------------- runs
+
+
+def run_json(run: Run, with_nodes=True) -> dict:
+    trial = _trial_of(run)
+    d = {"id": run.id, "name": run.name, "status": run.status, "pipeline": run.pipeline_id,
+         "shown_status": statuses.shown_run_status(run.status, trial and trial["status"]),
+         "submitted_by": run.owner.get_username(), "submitted_at": run.submitted_at.isoformat(),
+         "started_at": run.started_at and run.started_at.isoformat(),
+         "finished_at": run.finished_at and run.finished_at.isoformat(),
+         "duration": run.duration,
+         "parameters": run.parameter_values, "trial": trial}
+    if with_nodes:
+        d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}
+        d["message"] = runs.waiting_message(run)
+        d["now"] = timezone.now().isoformat()  # the page's clock may differ: a running node's time is counted on this one
+    return d
+
+
+def _trial_of(run: Run) -> dict | None:
+    try:
+        trial = run.trial
+    except Trial.DoesNotExist:
+        return None
+    # best: the trial its sweep named best when it ended (the designer opens on it after a sweep)
+    return {"sweep": trial.sweep_id, "number": trial.number, "status": trial.status,
+            "best": trial.sweep.best_trial_id == trial.pk}
+
+
+def node_json(nr: NodeRun) -> dict:
+    return {"status": nr.status, "kind": nr.kind, "error": nr.error, "worker": nr.worker_label,
+            "queued_at": nr.queued_at and nr.queued_at.isoformat(),
+            "started_at": nr.started_at and nr.started_at.isoformat(),
+            "finished_at": nr.finished_at and nr.finished_at.isoformat(),
+            "duration": nr.duration, "reused_from_run": nr.reused_from.run_id if nr.reused_from_id else None,
+            "outputs": sorted(nr.outputs)}
+
+
+@api("GET", "POST")
+def pipeline_runs(request, pk):
+    p = drafts.owned(request.user, pk)
+    if request.method == "GET":
+        return JsonResponse({"runs": [run_json(r, False) for r in p.runs.select_related("owner", "trial__sweep")]})
+    data = body_json(request)
+    regenerate = data.get("regenerate", False)
+    if not isinstance(regenerate, bool) and not (isinstance(regenerate, list) and all(isinstance(n, str) for n in regenerate)):
+        raise BadRequest(f"`regenerate` is true, false or a list of node ids, got {regenerate!r}")
+    regenerate = set(regenerate) if isinstance(regenerate, list) else regenerate
+    values = data.get("parameters") or {}
+    if not isinstance(values, dict):
+        raise BadRequest(f"`parameters` is an object of pipeline parameter values, got {values!r}")
+    target = data.get("compute_target")  # this run's default compute target, instead of the pipeline's
+    if target is not None and not isinstance(target, str):
+        raise BadRequest(f"`compute_target` is the name of a compute target (\"\": any worker), got {str(target)[:80]!r}")
+    doc = p.draft if target is None else {**p.draft, "compute_target": target}
+    try:
+        run = runs.submit(request.user, doc, pipeline=p, name=p.name, regenerate=regenerate, values=values)
+    except graph.PipelineInvalid as e:
+        raise BadRequest(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
+    return JsonResponse(run_json(run), status=201)
+
+
+@api("GET")
+def run_list(request):
+    return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner", "trial__sweep")[:200]]})
+
+
+@api("GET", "DELETE")
+def run_detail(request, pk):
+    run = get_object_or_404(Run.objects.select_related("owner"), pk=pk, owner=request.user)
+    if request.method == "DELETE":
+        try:
+            retention.delete(run)  # hidden now; its folders go once no other run reuses them
+        except retention.CannotDelete as e:
+            raise BadRequest(str(e), status=409)
+        return JsonResponse({"deleted": pk})
+    return JsonResponse(run_json(run))  # reading only: lost nodes and the outbox are the maintenance loop's
+
+
+@api("POST")
+def run_cancel(request, pk):
+    run = get_object_or_404(Run, pk=pk, owner=request.user)
+    if not run.finished:
+        runs.cancel(run)
+        run.refresh_from_db()
+    return JsonResponse(run_json(run))
+
+
+@api("GET")
+def run_events(request, pk):
+    run = get_object_or_404(Run, pk=pk, owner=request.user)
+    after = _int(request.GET.get("after"), 0)
+    return JsonResponse({"events": events.since(run.id, after), "status": run.status})
+
+
+# ---------------------------------------------------------------- a node's files and logs
+
+
+def _int(raw, default: int) -> int:
+    try:
+        return max(0, int(raw))
+    except (TypeError, ValueError):
+        return default
+
+
+def _logs_dir(nr: NodeRun) -> Path:
+    source = nr.reused_from or nr  # a reused node shows the log of the run that made its outputs
+    return _checked(artifacts.logs_dir, source.run_id, source.node_id)
+
+
+def output_dir(nr: NodeRun, port: str) -> Path:
+    """Where the output `port` of a node is stored, if it is inside the artifact store and the
+    node that made it has an id that names a folder of its run (an old run may hold `..`)."""
+    source = nr.reused_from or nr
+    _checked(artifacts.node_dir, source.run_id, source.node_id)
+    return _checked(paths.inside, settings.ARTIFACT_ROOT, nr.outputs[port])
+
+
+def _checked(path_of, *parts) -> Path:
+    try:
+        return path_of(*parts)
+    except paths.OutsideFolder as e:
+        raise BadRequest(f"these files cannot be shown: {e}")
+
+
+def _list(directory: Path) -> list[dict]:
+    if not directory.is_dir():
+        return []
+    return [{"path": str(f.relative_to(directory)), "size": f.stat().st_size}
+            for f in sorted(directory.rglob("*")) if f.is_file()]
+
+
+def _logs(nr) -> list[dict]:
+    """The node's log files, rank 0's first (sdk.layout.log_order)."""
+    found = {f["path"]: f for f in _list(_logs_dir(nr))}
+    return [found[name] for name in layout.log_order(list(found))]
+
+
+@api("GET")
+def node_log(request, pk, node_id):
+    nr = drafts.node_run(request.user, pk, node_id)
+    logs = _logs_dir(nr)
+    names = layout.log_order([f["path"] for f in _list(logs)])
+    name = request.GET.get("file") or (names[0] if names else layout.DRIVER_LOG)
+    if name not in names and names:
+        raise BadRequest(f"no log named {name!r}; this node's logs: {', '.join(names)}", status=404)
+    chunk = _checked(logstore.read, logs, name, _int(request.GET.get("offset"), 0))
+    return JsonResponse({"file": name, "files": names, "text": chunk.text, "offset": chunk.offset,
+                         "next_offset": chunk.next_offset, "size": chunk.size, "status": nr.status, "error": nr.error})
+
+
+@api("GET")
+def node_files(request, pk, node_id):
+    nr = drafts.node_run(request.user, pk, node_id)
+    node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == node_id), {})
+    return JsonResponse({"outputs": {port: _list(output_dir(nr, port)) for port in sorted(nr.outputs)},
+                         "logs": _logs(nr), "status": nr.status, "error": nr.error,
+                         # what it ran with: the values frozen at submit (pipeline parameters' values put in)
+                         "parameters": node.get("parameters", {}), "run_settings": node.get("run_settings", {}),
+                         # the device each process trained on (GPU name and memory, or the CPU)
+                         "devices": _checked(artifacts.devices_of, (nr.reused_from or nr).run_id, node_id)})
+
+
+@api("GET")
+def node_file_download(request, pk, node_id, area, path):
+    nr = drafts.node_run(request.user, pk, node_id)
+    if area != "logs" and area not in nr.outputs:
+        raise Http404
+    base = _logs_dir(nr) if area == "logs" else output_dir(nr, area)
+    try:
+        target = paths.inside(base, path)
+    except paths.OutsideFolder:
+        raise Http404
+    if not target.is_file():
+        raise Http404
+    return FileResponse(target.open("rb"), as_attachment=True, filename=target.name)
+
+
+@api("GET")
+def compute(request):
+    rows = workers(request.user)
+    return JsonResponse({"workers": rows, "targets": [{**t, "workers": [r["hostname"] for r in t["workers"]]}
+                                                      for t in target_rows(rows)]})
