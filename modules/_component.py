@@ -14,7 +14,7 @@ per node runs it, and its command starts the node's processes (sdk/component.py)
 sweep's policy) that is still running after the grace (ctx.stop_grace_seconds) is ended, and the
 node completes with what it wrote: its outputs are marked `partial: true` in their _meta.yaml, and
 an output it never wrote is left empty rather than failing the node. Not a module file of its own (its
-name starts with `_`): modules/registry.py makes one class per component file.
+name starts with `_`): modules/catalogue.py makes one class per component file.
 """
 from __future__ import annotations
 

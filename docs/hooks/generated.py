@@ -1,6 +1,6 @@
 """MkDocs hook: the reference pages made from the code, at every build, so that they cannot drift.
 
-    <!-- generated: modules -->           every module type, from its declaration (modules/registry.py)
+    <!-- generated: modules -->           every module type, from its declaration (modules/module_catalogue.py)
     <!-- generated: component-format -->  examples/components/README.md, the component file's reference
     <!-- generated: pipeline-schema -->   designer/engine/pipeline.schema.json, the pipeline file's schema
 
@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _modules() -> str:
     sys.path.insert(0, str(ROOT))
-    from modules import registry
+    from modules import catalogue as module_catalogue
 
-    catalogue = registry.load(component_dirs=(ROOT / "examples" / "components",))
+    catalogue = module_catalogue.load(component_dirs=(ROOT / "examples" / "components",))
     rows = sorted((m.describe() for m in catalogue), key=lambda d: (d["category"], d["label"]))
     out = []
     def ports(d: dict, side: str) -> str:

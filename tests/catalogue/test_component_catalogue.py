@@ -18,7 +18,7 @@ from designer.pipelines.authoring import drafts
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import Component, NodeRun, Pipeline
 from designer.pipelines.runs import service as runs
-from modules import registry
+from modules import catalogue as module_catalogue
 from tests.conftest import may_add_components
 from tests.pipes import node, pipeline
 
@@ -128,7 +128,7 @@ def test_an_unchanged_component_is_reused_and_runs_again_once_its_code_changes(u
         assert nr.status == st.COMPLETED
         assert (Path(nr.outputs["out"]) / "value.txt").read_text() == "edited, a longer text"
         assert NodeRun.objects.get(run=first, node_id="a").status == st.COMPLETED
-    registry.load.cache_clear()
+    module_catalogue.load.cache_clear()
 
 
 def test_a_bad_component_file_stops_start_up_naming_the_file_and_field(tmp_path):

@@ -35,7 +35,7 @@ def test_a_log_is_read_from_an_offset_without_splitting_characters(tmp_path):
 
 def test_the_engine_imports_neither_django_nor_torch():
     code = ("import sys, designer.engine.graph, designer.engine.executor, designer.engine.scheduler, "
-            "designer.engine.cache, designer.engine.logstore, modules.registry; modules.registry.load(); "
+            "designer.engine.cache, designer.engine.logstore, modules.catalogue; modules.catalogue.load(); "
             "bad = [m for m in ('django', 'torch', 'celery') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -4,12 +4,12 @@ import pytest
 
 from designer.engine import graph
 from designer.engine.schema_migrations import CURRENT
-from modules import registry
+from modules import catalogue as module_catalogue
 from tests import toy_modules as toys
 from tests.conftest import ROOT
 from tests.pipes import link, node, pipeline
 
-CAT = registry.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink])
+CAT = module_catalogue.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink])
 
 
 def codes(problems):
@@ -103,7 +103,7 @@ def test_canonical_text_is_stable():
 def test_a_trained_model_feeds_train_pytorch_models_untrained_model_to_fine_tune():
     """The digits example as stored (schema 1, without Sync BatchNorm nor Freeze backbone), plus a
     second Train PyTorch Model that starts from the first one's trained model."""
-    catalogue = registry.load()
+    catalogue = module_catalogue.load()
     doc = graph.upgrade(json.loads((ROOT / "examples" / "digits.json").read_text()))
     next(n for n in doc["nodes"] if n["kind"] == "dataset")["parameters"]["dataset"] = 1  # the user picks theirs
     train = next(n for n in doc["nodes"] if n["kind"] == "train_pytorch_model")

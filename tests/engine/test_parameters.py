@@ -8,12 +8,12 @@ import pytest
 
 from designer.engine import graph, parameters
 from designer.engine.schema_migrations import CURRENT, migrate
-from modules import registry
+from modules import catalogue as module_catalogue
 from tests import toy_modules as toys
 from tests.pipes import link, node, pipeline
 
-CAT = registry.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink, toys.ToyTraining])
-REAL = registry.load()
+CAT = module_catalogue.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink, toys.ToyTraining])
+REAL = module_catalogue.load()
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.json"))
 
 

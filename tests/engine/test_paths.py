@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from designer.engine import executor, graph, logstore, paths
-from modules import registry
+from modules import catalogue as module_catalogue
 from sdk.declarations import ImageDirectory, Module, Port
 from tests import toy_modules as toys
 from tests.pipes import chain, link, node, pipeline, two_branches
 
-CAT = registry.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink])
+CAT = module_catalogue.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink])
 ROOT = Path(__file__).resolve().parent.parent.parent
 ESCAPES = ["..", ".", "../x", "a/../..", "a/../../b", "/etc/passwd", "", "a\0b", "../" * 8 + "etc"]
 

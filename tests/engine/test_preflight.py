@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from designer.engine import graph
-from modules import registry
+from modules import catalogue as module_catalogue
 from modules._vision_models import WEIGHTS_FILES, hub_checkpoints
 from modules.densenet import DenseNet
 from modules.resnet import ResNet
 from sdk.declarations import Module
 from tests.pipes import node, pipeline
 
-CAT = registry.Catalogue([ResNet, DenseNet])
+CAT = module_catalogue.Catalogue([ResNet, DenseNet])
 
 
 @pytest.fixture

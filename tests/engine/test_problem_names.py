@@ -5,11 +5,11 @@ import pytest
 
 from designer.engine import graph, parameters
 from designer.engine.problems import PipelineInvalid, Problem
-from modules import registry
+from modules import catalogue as module_catalogue
 from tests import toy_modules as toys
 from tests.pipes import link, node, pipeline
 
-CAT = registry.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink])
+CAT = module_catalogue.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToySink])
 
 
 def texts(problems):

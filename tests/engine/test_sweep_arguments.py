@@ -9,7 +9,7 @@ import pytest
 from designer.engine import parameters, sweep_arguments
 from designer.engine.sweep_config import SweepConfigInvalid, check
 from designer.engine.sweep_text import entry_lines, parse_text
-from modules import registry
+from modules import catalogue as module_catalogue
 from modules._component import component_module
 from sdk import component
 from tests import toy_modules as toys
@@ -46,7 +46,7 @@ params:
   batch: {type: int, default: 8, min: 1.5, max: 64}
   name: {type: choice, choices: [a, b], default: a}
 """)
-    return registry.Catalogue([toys.ToySource, component_module(component.load(EXAMPLE)),
+    return module_catalogue.Catalogue([toys.ToySource, component_module(component.load(EXAMPLE)),
                                component_module(component.load(folder / component.FILE_NAME))])
 
 
@@ -163,7 +163,7 @@ def test_an_argument_no_node_passes_is_named_with_the_arguments_that_exist_and_i
 
 def test_a_long_argument_is_quoted_bounded():
     name = "--" + "x" * 1_000_000
-    bound = sweep_arguments.bind(pipeline([], []), config((name, "uniform", [0, 1])), registry.Catalogue([]))
+    bound = sweep_arguments.bind(pipeline([], []), config((name, "uniform", [0, 1])), module_catalogue.Catalogue([]))
     assert len(str(bound.problems[0])) < 400
 
 
@@ -190,7 +190,7 @@ params:
   lr: {type: choice, choices: [slow, fast], default: slow}
   epochs: {type: int, default: 2000, min: 2000, max: 3000}
 """)
-    catalogue = registry.Catalogue([component_module(component.load(EXAMPLE)), component_module(component.load(tmp_path / component.FILE_NAME))])
+    catalogue = module_catalogue.Catalogue([component_module(component.load(EXAMPLE)), component_module(component.load(tmp_path / component.FILE_NAME))])
     doc = pipeline([fit(), node("p", "picky_train")], [])
     found = [str(p) for p in sweep_arguments.bind(doc, config(("--learning_rate", "uniform", [0.01, 0.4]),
                                                               ("--num_epochs", "choice", [2, 3])), catalogue).problems]

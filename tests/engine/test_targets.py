@@ -6,11 +6,11 @@ import copy
 from designer.engine import graph, scheduler
 from designer.engine.schema_migrations import CURRENT, migrate
 from designer.engine.targets import Member, Target, target_of
-from modules import registry
+from modules import catalogue as module_catalogue
 from tests import toy_modules as toys
 from tests.pipes import link, node, pipeline
 
-CAT = registry.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToyTraining, toys.ToyDistributed])
+CAT = module_catalogue.Catalogue([toys.ToySource, toys.ToyAdd, toys.ToyTraining, toys.ToyDistributed])
 TARGETS = {"cpu": Target("cpu", (Member("c1@a", 4, "CPU core(s)"), Member("c2@a", 2, "CPU core(s)"))),
            "gpu": Target("gpu", (Member("g1@b", 2, "GPU(s)"),)),
            "tpu": Target("tpu")}  # joined once, no worker alive now

@@ -150,9 +150,9 @@ def test_the_page_takes_the_check_boxes_of_the_runs_list(owner_client, users):
 def test_a_training_nodes_curves_are_by_epoch():
     """The curves' x axis says what a step counts: Train PyTorch Model reports per epoch."""
     from designer.pipelines.sweeps.compare import _metric_row
-    from modules import registry
+    from modules import catalogue as module_catalogue
 
-    cat = registry.load()
+    cat = module_catalogue.load()
     assert _metric_row("train", "train_pytorch_model", "validation_loss", 2, cat)["step"] == "epoch"
     assert _metric_row("gone", "no_such_module", "loss", 2, cat)["step"] == "step"
 

@@ -13,7 +13,7 @@ from django.core import checks
 
 from designer.engine import paths
 from designer.pipelines.models.components import Component, may_run_components
-from modules import registry
+from modules import catalogue as module_catalogue
 from modules._component import component_module
 from sdk import component
 
@@ -28,7 +28,7 @@ class _Installed:
     def __init__(self):
         self.seen_at, self.stamp, self.good, self.bad_stamp, self.folders = -1e9, (), None, None, None
 
-    def get(self) -> registry.Catalogue:
+    def get(self) -> module_catalogue.Catalogue:
         now = time.monotonic()
         if self.folders != settings.COMPONENT_DIRS:  # other settings (tests): start again
             self.__init__()
@@ -38,7 +38,7 @@ class _Installed:
         if self.good is not None and self.stamp == self.bad_stamp:
             return self.good
         try:
-            self.good = registry.load(settings.EXTRA_MODULE_PACKAGES, settings.COMPONENT_DIRS, self.stamp)
+            self.good = module_catalogue.load(settings.EXTRA_MODULE_PACKAGES, settings.COMPONENT_DIRS, self.stamp)
         except Exception as e:
             if self.good is None:
                 raise
@@ -66,7 +66,7 @@ WITHHELD = ("is a component you uploaded, and you may no longer run components: 
 _installed = _Installed()
 
 
-def get_catalogue(owner=None) -> registry.Catalogue:
+def get_catalogue(owner=None) -> module_catalogue.Catalogue:
     """Every module type offered to `owner` (a user or a user id); None: the installation's own
     (built-in modules and the settings folders' components), which every user sees. A user's
     uploaded components only while they may run them (the permission withdrawn: no more)."""

@@ -3,7 +3,7 @@ catalogue API generated from it; a kind declared twice refused."""
 import pytest
 import yaml
 
-from modules import registry
+from modules import catalogue as module_catalogue
 from sdk import component
 from tests.conftest import ROOT
 
@@ -17,9 +17,9 @@ ISSUE_PORT_TYPES = {"UntrainedModelDirectory", "ModelDirectory", "ImageDirectory
 
 
 def test_every_file_of_modules_declares_a_module_type():
-    files = {p.stem for p in (ROOT / "modules").glob("*.py") if not p.stem.startswith("_")} - {"base", "registry"}
+    files = {p.stem for p in (ROOT / "modules").glob("*.py") if not p.stem.startswith("_")} - {"base", "catalogue"}
     by_file: dict[str, set[str]] = {}
-    for m in registry.load():
+    for m in module_catalogue.load():
         by_file.setdefault(m.__module__.removeprefix("modules."), set()).add(m.kind)
     assert set(by_file) == files
     assert set().union(*by_file.values()) == REAL_KINDS
@@ -59,14 +59,14 @@ def test_a_kind_declared_twice_is_refused_naming_both_files(tmp_path, monkeypatc
     monkeypatch.syspath_prepend(str(tmp_path))
     write_package(tmp_path, "twice_pkg", {"first": "same_kind", "second": "same_kind"})
     with pytest.raises(TypeError, match=r"module kind 'same_kind' is declared twice: twice_pkg\.first and twice_pkg\.second"):
-        registry.load(("twice_pkg",))
+        module_catalogue.load(("twice_pkg",))
 
 
 def test_an_extra_package_cannot_take_a_built_in_kind(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     write_package(tmp_path, "clash_pkg", {"my_resnet": "resnet"})
     with pytest.raises(TypeError, match=r"module kind 'resnet' is declared twice: modules\.resnet and clash_pkg\.my_resnet"):
-        registry.load(("clash_pkg",))
+        module_catalogue.load(("clash_pkg",))
 
 
 def test_a_kind_declared_twice_stops_start_up(tmp_path):
@@ -102,7 +102,7 @@ def write_component(folder, kind="tiny_script", version=1, label="Tiny script", 
 def test_component_files_join_the_catalogue_and_every_version_is_kept(tmp_path):
     write_component(tmp_path / "comps" / "v1", version=1)
     write_component(tmp_path / "comps" / "nested" / "v3", version=3, label="Tiny script v3")
-    catalogue = registry.load((), (tmp_path / "comps", tmp_path / "no such folder"))
+    catalogue = module_catalogue.load((), (tmp_path / "comps", tmp_path / "no such folder"))
     assert catalogue.versions("tiny_script") == [1, 3] and catalogue.versions("resnet") == [1]
     assert catalogue.get("tiny_script").label == "Tiny script v3"
     assert catalogue.get("tiny_script", 1).version == 1 and catalogue.get("tiny_script", 2) is None
@@ -120,24 +120,24 @@ def test_component_files_join_the_catalogue_and_every_version_is_kept(tmp_path):
 
 
 def test_with_components_adds_versions_and_refuses_a_built_in_kind(tmp_path):
-    base = registry.load((), (tmp_path / "missing",))
+    base = module_catalogue.load((), (tmp_path / "missing",))
     write_component(tmp_path / "mine" / "a", version=2)
     write_component(tmp_path / "more" / "b", version=5)
-    catalogue = base.with_components(registry.components_in([tmp_path / "mine"]))
+    catalogue = base.with_components(module_catalogue.components_in([tmp_path / "mine"]))
     assert catalogue.versions("tiny_script") == [2] and "tiny_script" not in base
-    more = catalogue.with_components(registry.components_in([tmp_path / "more"]))
+    more = catalogue.with_components(module_catalogue.components_in([tmp_path / "more"]))
     assert more.versions("tiny_script") == [2, 5] and catalogue.versions("tiny_script") == [2]
     write_component(tmp_path / "clash" / "c", kind="resnet")
     with pytest.raises(TypeError, match=r"module kind 'resnet' is declared twice: modules\.resnet and "
                                         r".*clash/c/component\.yaml \(version 1\)"):
-        base.with_components(registry.components_in([tmp_path / "clash"]))
+        base.with_components(module_catalogue.components_in([tmp_path / "clash"]))
     write_component(tmp_path / "again" / "d", version=2)
     with pytest.raises(TypeError, match=r"module kind 'tiny_script' is declared twice: .*mine/a/component\.yaml "
                                         r"\(version 2\) and .*again/d/component\.yaml \(version 2\)"):
-        catalogue.with_components(registry.components_in([tmp_path / "again"]))
+        catalogue.with_components(module_catalogue.components_in([tmp_path / "again"]))
 
 
 def test_a_bad_component_file_stops_loading_naming_it(tmp_path):
     path = write_component(tmp_path / "bad" / "x", version="two")
     with pytest.raises(component.ComponentError, match=rf"{path}: version: expected a whole number from 1 to 2,147,483,647, got 'two'"):
-        registry.load((), (tmp_path / "bad",))
+        module_catalogue.load((), (tmp_path / "bad",))

@@ -21,7 +21,7 @@ from modules._component import component_module
 from sdk import component
 from sdk.declarations import Module
 
-_INFRASTRUCTURE = {"registry"}
+_INFRASTRUCTURE = {"catalogue"}
 ROOT = Path(__file__).resolve().parent.parent
 
 
