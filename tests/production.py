@@ -66,3 +66,19 @@ def production_worker(name: str, concurrency: int | None = None) -> CeleryWorker
         args[args.index("-n") + 1] = "{hostname}"
     return CeleryWorker(name, concurrency or 1, log_dir=TEST_DATA, extra_env={"DEBUG": "false", "SECRET_KEY": SECRET_KEY},
                         args=args)
+
+
+class Maintenance:
+    """The recipe's `manage.py maintenance` (the periodic work as a process of its own), with the
+    production variables."""
+
+    def __init__(self, args: list[str]):
+        self.log_path = TEST_DATA / "maintenance-production.log"
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=production_env(), stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # it gives its lease up and ends
+            self.proc.wait(30)

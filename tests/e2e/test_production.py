@@ -17,7 +17,7 @@ from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import node, saved
 from tests.pipes import link, pipeline
 from tests.pipes import node as doc_node
-from tests.production import STATIC_ROOT, Daphne, manage, production_worker, recipe
+from tests.production import STATIC_ROOT, Daphne, Maintenance, manage, production_worker, recipe
 from tests.serving import helpers as serving_helpers
 from tests.workers import stop_all
 
@@ -35,23 +35,27 @@ DEBUG_PAGE = ("Traceback", "DEBUG = True", "URLconf", "CELERY_BROKER_URL", "redi
 
 @pytest.fixture(scope="module")
 def site(django_db_setup, django_db_blocker):
-    """README, "Production recipe": its manage.py steps, daphne, then two workers, all with DEBUG off."""
+    """README, "Production recipe": its manage.py steps, daphne, two workers and the maintenance
+    process, all with DEBUG off."""
     steps = recipe("manage.py")
-    assert [s[1] for s in steps] == ["collectstatic", "migrate", "ensure_admin"], steps
-    for step in steps:
+    assert [s[1] for s in steps] == ["collectstatic", "migrate", "ensure_admin", "maintenance"], steps
+    for step in steps[:-1]:
         done = manage(*step[1:])
         assert done.returncode == 0, done.stderr
     web = Daphne("production")
     workers = [production_worker("prod-a"), production_worker("prod-b")]
+    maintenance = Maintenance(steps[-1])
     try:
         web.wait_ready()
         with django_db_blocker.unblock():
             for w in workers:
                 w.wait_ready()
+        assert maintenance.proc.poll() is None, maintenance.log_path.read_text()[-2000:]
         yield web, workers
     finally:
         web.stop()
         stop_all(workers)
+        maintenance.stop()
 
 
 @pytest.fixture
