@@ -70,6 +70,7 @@ def test_three_downloads_of_a_64_mb_version_at_once_grow_the_web_process_by_a_fe
     assert len(out) == 3 and all(o == first[0] for o in out), (out, first)
     status, disposition, size = first[0]
     assert status == 200 and disposition == 'attachment; filename="big-1.tar.gz"' and size > SIZE
-    # one archive in memory would be 64 MB, three 192 MB: under 64 MB holds on a busy machine (44 MB seen with
-    # another test process beside it; about 20 MB quiet), and the bound is 100 MB
-    assert grew < 64, grew
+    # one archive in memory would be 64 MB, three 192 MB; streamed, the process grows by what daphne holds for
+    # clients that read slower than the disk: about 20 MB quiet, 44 MB with another test process beside it,
+    # 76 MB with one core kept busy as well. The bound is the issue's: under 100 MB
+    assert grew < 100, grew
