@@ -69,7 +69,7 @@ test('an input that declares other accepted types takes them too, and a refusal 
 // the real catalogue, as the page gets it, when the server's Python is here
 const python = `${ROOT}.venv/bin/python`;
 const catalogue = existsSync(python) ? new Map(JSON.parse(execFileSync(python, ['-c',
-  'import json; from modules import registry; print(json.dumps(registry.load().describe()))'], { cwd: ROOT, encoding: 'utf8' }))
+  'import json; from modules import catalogue; print(json.dumps(catalogue.load().describe()))'], { cwd: ROOT, encoding: 'utf8' }))
   .map((m) => [m.kind, m])) : null;
 
 test('a trained model feeds Train PyTorch Model to fine-tune, an image directory still does not', { skip: !catalogue }, () => {
