@@ -1,5 +1,5 @@
 /* The comparison page (templates/pipelines/compare.html), drawn from the data of
- * designer/pipelines/sweeps/compare.py given in the page: the runs, one colour each; the parameters
+ * server's comparison (compare.py of the sweeps package) given in the page: the runs, one colour each; the parameters
  * and run settings that differ; the final metrics side by side, the best of each row marked;
  * every metric's curves overlaid on one chart per metric. */
 import { lineChart } from './charts/lines.js';

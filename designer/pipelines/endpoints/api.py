@@ -17,8 +17,8 @@ from django.views.decorators.http import require_POST
 from designer.pipelines.endpoints import service as endpoints
 from designer.pipelines.models import Endpoint
 from designer.pipelines.registry import service as registry
-from designer.pipelines.registry.api import json_body, refused
-from designer.pipelines.web import BadRequest, api
+from designer.pipelines.registry.api import refused
+from designer.pipelines.web import BadRequest, api, json_object
 
 
 def _mine(request, name: str) -> Endpoint:
@@ -33,7 +33,7 @@ def endpoint_list(request):
     if request.method == "GET":
         mine = Endpoint.objects.filter(owner=request.user).select_related("version__model")
         return JsonResponse({"endpoints": [endpoints.endpoint_json(e) for e in mine]})
-    body = json_body(request)
+    body = json_object(request)
     if not body.get("model") or body.get("version") in (None, ""):
         raise BadRequest("send {\"model\": <registered model name>, \"version\": <number>, \"name\": <endpoint name, optional>}")
     try:
@@ -51,7 +51,7 @@ def endpoint_detail(request, name: str):
         endpoint.delete()
         return HttpResponse(status=204)
     if request.method == "PATCH":
-        body = json_body(request)
+        body = json_object(request)
         if body.get("version") in (None, "") and "entry_script" not in body:
             raise BadRequest("send {\"version\": <number>} to switch the endpoint to another version of its model, "
                              "or {\"entry_script\": <source>} to another entry script")
@@ -67,7 +67,7 @@ def endpoint_detail(request, name: str):
 def endpoint_keys(request, name: str):
     endpoint = _mine(request, name)
     try:
-        endpoint = endpoints.regenerate(endpoint, json_body(request).get("key", "primary"))
+        endpoint = endpoints.regenerate(endpoint, json_object(request).get("key", "primary"))
     except registry.RegistryError as e:
         raise refused(e)
     return JsonResponse(endpoints.endpoint_json(endpoint))

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from django.http import HttpResponse, JsonResponse
 
-from designer.engine import jsontext
 from designer.engine import statuses as st
 from designer.pipelines import downloads
 from designer.pipelines.models import Dataset, ModelVersion, RegisteredModel
 from designer.pipelines.registry import service as registry
-from designer.pipelines.web import BadRequest, api
+from designer.pipelines.web import BadRequest, api, json_object
 
 
 def version_json(v: ModelVersion) -> dict:
@@ -51,16 +50,6 @@ def model_summary(m: RegisteredModel) -> dict:
             "updated_at": m.updated_at.isoformat(), "url": f"/api/models/{m.name}", "page_url": f"/models/{m.name}/"}
 
 
-def json_body(request) -> dict:
-    try:
-        body = jsontext.loads(request.body or b"{}")
-    except jsontext.JsonTextError as e:
-        raise BadRequest(f"the request body is {e}")
-    if not isinstance(body, dict):
-        raise BadRequest("the request body must be a JSON object")
-    return body
-
-
 def refused(e: registry.RegistryError) -> BadRequest:
     return BadRequest(str(e), status=e.status)
 
@@ -70,7 +59,7 @@ def model_list(request):
     if request.method == "GET":
         models = RegisteredModel.objects.filter(owner=request.user).prefetch_related("versions")
         return JsonResponse({"models": [model_summary(m) for m in models]})
-    body = json_body(request)
+    body = json_object(request)
     missing = [k for k in ("run", "node", "name") if body.get(k) in (None, "")]
     if missing:
         raise BadRequest(f"missing {', '.join(missing)}: send {{\"run\": <run id>, \"node\": <node id>, \"name\": <model name>}}")
@@ -101,7 +90,7 @@ def version_detail(request, name: str, version: int):
     except registry.RegistryError as e:
         raise refused(e)
     if request.method == "PATCH":
-        body = json_body(request)
+        body = json_object(request)
         if "description" in body:
             if not isinstance(body["description"], str):
                 raise BadRequest("description must be text")
