@@ -27,22 +27,18 @@ that expands more than MAX_RATIO times its compressed size (a zip bomb), checked
 written; an archive of more than MAX_ENTRIES entries (a tar's read one at a time, stopped at the
 limit; a zip's counted from its end records, sdk/archives.py, before its listing is read).
 An image of more than MAX_PIXELS pixels is skipped as unreadable (its decoded pixels would not fit
-in a bounded memory). Links and device entries of a tar are ignored.
+in a bounded memory). Links and device entries are ignored. sdk/archives.py reads the archive.
 """
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import tarfile
 import warnings
-import zipfile
-import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from sdk import archives
 from sdk.declarations import ImageDirectory, Int, Module, Port, UploadedFile
@@ -73,7 +69,7 @@ MAX_ENTRIES = 200_000
 class Entry:
     name: str  # posix path inside the archive or folder
     size: int  # as the archive's headers (or the folder) say
-    open: Callable[[], BinaryIO]
+    chunks: Callable[[], Iterator[bytes]]  # its bytes, CHUNK at a time; archives.Unreadable when they cannot be read
     packed: int | None = None  # compressed size of this entry (zip); None: see _Budget
 
 
@@ -120,7 +116,7 @@ class ConvertToImageDirectory(Module):
                 try:
                     budget.extract(entry, scratch)
                     rel = to_rgb_file(scratch, out / stem)
-                except Unreadable as e:
+                except archives.Unreadable as e:  # bad CRC, truncated: skipped like a broken image
                     skipped.append({"path": entry.name, "reason": str(e)})
                     continue
                 except InvalidDatasetError:
@@ -174,7 +170,7 @@ def locate(artifact, module_label: str) -> Path:
 @contextmanager
 def open_entries(source: Path, module_label: str):
     """Yields (every regular file of the archive or folder, how many other entries were ignored);
-    the archive stays open while the entries are read."""
+    the archive (read by sdk/archives.py) stays open while the entries are read."""
     if source.is_dir():
         yield _folder_entries(source)
         return
@@ -183,63 +179,31 @@ def open_entries(source: Path, module_label: str):
         raise InvalidDatasetError(f"{module_label}: {source.name}: unsupported file type "
                                   f"{_suffix(source.name) or '(no extension)'}; expected {SUPPORTED}")
     try:
-        if name.endswith(ZIP_SUFFIXES):
-            _refuse_long_listing(source)
-        archive = zipfile.ZipFile(source) if name.endswith(ZIP_SUFFIXES) else tarfile.open(source, "r:*")  # closed below
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as e:
+        with archives.members(source, source.name, MAX_ENTRIES) as listing:
+            entries, ignored = [], 0
+            for m in listing:  # links, devices and folders: never followed, never created
+                if m.kind == archives.FILE:
+                    entries.append(Entry(m.name, m.size, m.chunks, m.packed))
+                else:
+                    ignored += 1
+            for e in entries:
+                refuse_long_names(e.name, source, module_label)
+            if not entries:
+                raise InvalidDatasetError(f"{module_label}: {source.name} is empty: no file in it")
+            yield entries, ignored
+    except archives.TooMany as e:
+        raise _too_many(source, str(e)) from None
+    except archives.Outside as e:
+        raise InvalidDatasetError(f"{module_label or ConvertToImageDirectory.label}: {source.name} holds an entry "
+                                  f"outside its own folder, refused: {e.name!r}") from None
+    except archives.Unreadable as e:
         raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
-    with archive:
-        try:
-            entries, ignored = _zip_entries(archive) if isinstance(archive, zipfile.ZipFile) else _tar_entries(archive, source)
-        except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as e:
-            raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
-        for e in entries:
-            _refuse_unsafe(e.name, source, module_label)
-            refuse_long_names(e.name, source, module_label)
-        if not entries:
-            raise InvalidDatasetError(f"{module_label}: {source.name} is empty: no file in it")
-        yield entries, ignored
 
 
 def _too_many(source: Path, why: str = "") -> InvalidDatasetError:
     why = why or f"holds more than {MAX_ENTRIES:,} entries (files and folders)"
     return InvalidDatasetError(f"{ConvertToImageDirectory.label}: {source.name} {why}, the most one archive may hold: "
                                "split it into several datasets")
-
-
-def _refuse_long_listing(source: Path) -> None:
-    """Counted from the archive's end records, before zipfile reads (and holds) its listing."""
-    with source.open("rb") as f:
-        listing = archives.zip_listing(f)
-    why = listing.too_long(MAX_ENTRIES) if listing is not None else None
-    if why:
-        raise _too_many(source, why)
-
-
-def _zip_entries(z: zipfile.ZipFile) -> tuple[list[Entry], int]:
-    entries, ignored = [], 0
-    if len(z.infolist()) > MAX_ENTRIES:
-        raise _too_many(Path(z.filename or "the archive"))
-    for info in z.infolist():
-        if info.is_dir():
-            ignored += 1
-            continue
-        entries.append(Entry(info.filename, info.file_size, lambda info=info: z.open(info), info.compress_size))
-    return entries, ignored
-
-
-def _tar_entries(t: tarfile.TarFile, source: Path) -> tuple[list[Entry], int]:
-    entries, ignored = [], 0
-    for count, m in enumerate(t, 1):  # header by header: stopped at the limit, not after reading them all
-        if count > MAX_ENTRIES:
-            raise _too_many(source)
-        if not m.isfile():  # directories, links, devices: never followed, never created
-            if not m.isdir():
-                _refuse_unsafe(m.name, source, "")
-            ignored += 1
-            continue
-        entries.append(Entry(m.name, m.size, lambda m=m: t.extractfile(m)))
-    return entries, ignored
 
 
 def _folder_entries(source: Path) -> tuple[list[Entry], int]:
@@ -251,7 +215,7 @@ def _folder_entries(source: Path) -> tuple[list[Entry], int]:
             if p.is_symlink() or not p.is_file() or (p.parent == source and f == META_FILE):
                 ignored += 1
                 continue
-            entries.append(Entry(p.relative_to(source).as_posix(), p.stat().st_size, lambda p=p: p.open("rb")))
+            entries.append(Entry(p.relative_to(source).as_posix(), p.stat().st_size, lambda p=p: _file_chunks(p)))
     if not entries:
         raise InvalidDatasetError(f"{ConvertToImageDirectory.label}: the folder {source} is empty: no file in it")
     return entries, ignored
@@ -270,8 +234,8 @@ class _Budget:
     def extract(self, entry: Entry, target: Path) -> None:
         """Stream one entry into `target`, refusing it as soon as it goes past a limit."""
         entry_written = 0
-        with entry.open() as src, target.open("wb") as dst:
-            while chunk := _read(src):
+        with target.open("wb") as dst:
+            for chunk in entry.chunks():
                 entry_written += len(chunk)
                 self.written += len(chunk)
                 self._check(entry, entry_written)
@@ -291,15 +255,14 @@ class _Budget:
                 f"the limit is a compression ratio of {MAX_RATIO}:1)")
 
 
-class Unreadable(Exception):
-    """An entry the archive cannot give back (bad CRC, truncated): skipped like a broken image."""
-
-
-def _read(src) -> bytes:
+def _file_chunks(path: Path) -> Iterator[bytes]:
+    """A folder's file, CHUNK at a time; archives.Unreadable when it cannot be read."""
     try:
-        return src.read(CHUNK)
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, OSError) as e:
-        raise Unreadable(f"{type(e).__name__}: {e}") from None
+        with path.open("rb") as src:
+            while chunk := src.read(CHUNK):
+                yield chunk
+    except OSError as e:
+        raise archives.Unreadable(f"{type(e).__name__}: {e}", member=path.name) from None
 
 
 def _size(n: int) -> str:
@@ -313,14 +276,6 @@ def refuse_long_names(name: str, source: Path, module_label: str) -> None:
             raise InvalidDatasetError(
                 f"{module_label or ConvertToImageDirectory.label}: {source.name} holds a file or folder name longer "
                 f"than {NAME_MAX} bytes, more than a file system takes: {part[:60]!r}... ({len(part.encode('utf-8', 'surrogateescape'))} bytes, in {name[:120]!r})")
-
-
-def _refuse_unsafe(name: str, source: Path, module_label: str) -> None:
-    norm = name.replace("\\", "/")
-    parts = norm.split("/")
-    if norm.startswith("/") or re.match(r"^[A-Za-z]:", norm) or ".." in parts:
-        raise InvalidDatasetError(f"{module_label or ConvertToImageDirectory.label}: {source.name} holds an entry "
-                                  f"outside its own folder, refused: {name!r}")
 
 
 def _visible(parts: list[str]) -> bool:

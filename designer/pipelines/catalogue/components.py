@@ -4,7 +4,7 @@
 files of a folder (a browser's folder input sends each file with its path relative to the folder
 chosen; Django keeps only the last part of a file's name, so the paths come in a field of their
 own), or a component.yaml alone. It unpacks them into a staging folder under the owner's
-components folder, member by member with its own writer (never tarfile/zipfile's extractall): no
+components folder, member by member (sdk/archives.py reads the archive; never an extractall): no
 member may leave the folder (an absolute path, `..`), links and devices are refused, and the
 unpacked bytes and files are counted against the limits while they are written, so that an
 archive lying about its sizes stops at the limit. It then finds the one component.yaml, loads it
@@ -15,13 +15,8 @@ row and renames the staging folder to the version's folder. A refusal leaves no 
 """
 from __future__ import annotations
 
-import re
 import shutil
-import stat
-import tarfile
 import tempfile
-import zipfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -117,11 +112,7 @@ def _unpack(uploaded: list, names: list[str] | None, staging: Path) -> str:
         raise Refused(f"{len(uploaded)} files came with {len(names)} paths: send one 'paths' value per file, in order")
     first = uploaded[0]
     if len(uploaded) == 1 and first.name.lower().endswith(ARCHIVE_SUFFIXES):
-        budget = _Budget(first.name)
-        if first.name.lower().endswith(".zip"):
-            _unpack_zip(first, staging, budget)
-        else:
-            _unpack_tar(first, staging, budget)
+        _unpack_archive(first, staging, _Budget(first.name))
         return first.name
     if len(uploaded) == 1 and names is None and first.name != COMPONENT_FILE:
         raise Refused(f"{first.name} is neither an archive ({', '.join(ARCHIVE_SUFFIXES)}) nor a {COMPONENT_FILE}: "
@@ -141,15 +132,13 @@ def _unpack(uploaded: list, names: list[str] | None, staging: Path) -> str:
 def member_path(name: str, what: str) -> PurePosixPath | None:
     """A member's path inside the upload's folder; None for one to skip; Refused when it would
     leave the folder."""
-    text = name.replace("\\", "/")
-    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
-        raise Refused(f"{what}: member {name!r} has an absolute path: every file must stay inside the component's folder")
-    parts = [p for p in text.split("/") if p not in ("", ".")]
-    if ".." in parts:
+    try:
+        rel = archives.inside_path(name)
+    except archives.Outside as e:
+        if e.absolute:
+            raise Refused(f"{what}: member {name!r} has an absolute path: every file must stay inside the component's folder")
         raise Refused(f"{what}: member {name!r} leads outside the component's folder ('..')")
-    if not parts or parts[0] in SKIPPED_TOP:
-        return None
-    return PurePosixPath(*parts)
+    return None if rel is None or rel.parts[0] in SKIPPED_TOP else rel
 
 
 def _write(chunks, staging: Path, rel: PurePosixPath, budget: _Budget) -> None:
@@ -168,73 +157,42 @@ def _write(chunks, staging: Path, rel: PurePosixPath, budget: _Budget) -> None:
         raise Refused(f"{budget.what}: {rel.as_posix()!r} could not be written: {e.strerror or e}") from None
 
 
-def _chunks(src):
-    while chunk := src.read(CHUNK):
-        yield chunk
-
-
-def _unpack_zip(uploaded, staging: Path, budget: _Budget) -> None:
-    uploaded.seek(0)
-    listing = archives.zip_listing(uploaded)  # before zipfile reads (and holds) the whole listing
-    why = listing.too_long(MAX_ENTRIES) if listing is not None else None
-    if why:
-        raise Refused(f"{budget.what} {why}: a component is its component.yaml and its code")
+def _unpack_archive(uploaded, staging: Path, budget: _Budget) -> None:
+    """Every member of the archive (sdk/archives.py reads it) written into `staging`, or Refused."""
+    kind = "zip" if uploaded.name.lower().endswith(".zip") else "tar"
     uploaded.seek(0)
     try:
-        archive = zipfile.ZipFile(uploaded)
-    except (zipfile.BadZipFile, OSError, ValueError) as e:
-        raise Refused(f"{budget.what} is named like a zip archive but is not one: {e}") from None
-    with archive:
-        for info in archive.infolist():
-            budget.add_entry()
-            rel = member_path(info.filename, budget.what)
-            if rel is None:
-                continue
-            if info.is_dir():
-                _mkdir(staging, rel, budget)
-                continue
-            mode = info.external_attr >> 16
-            if stat.S_ISLNK(mode):
-                raise Refused(f"{budget.what}: member {info.filename!r} is a symbolic link: links are refused, "
-                              "archive the file itself")
-            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type bits: a plain file (zip tools often set none)
-                raise Refused(f"{budget.what}: member {info.filename!r} is not a regular file (a device, a pipe...)")
-            budget.add_file(rel)
-            try:
-                with archive.open(info) as src:
-                    _write(_chunks(src), staging, rel, budget)
-            except (zipfile.BadZipFile, RuntimeError, NotImplementedError, zlib.error, EOFError) as e:
-                raise Refused(f"{budget.what}: member {info.filename!r} cannot be read: {e}") from None
+        with archives.members(uploaded, uploaded.name, MAX_ENTRIES) as listing:
+            for member in listing:
+                budget.add_entry()
+                _member(member, staging, budget)
+    except archives.TooMany as e:
+        raise Refused(f"{budget.what} {e}: a component is its component.yaml and its code") from None
+    except archives.Outside as e:
+        member_path(e.name, budget.what)  # says why
+        raise
+    except archives.Unreadable as e:
+        if e.member is not None:
+            raise Refused(f"{budget.what}: member {e.member!r} cannot be read: {e}") from None
+        raise Refused(f"{budget.what} is named like a {kind} archive but is not one: {e}") from None
 
 
-def _unpack_tar(uploaded, staging: Path, budget: _Budget) -> None:
-    uploaded.seek(0)
-    try:
-        with tarfile.open(fileobj=uploaded, mode="r:*") as archive:
-            for member in archive:
-                _tar_member(archive, member, staging, budget)
-    except (tarfile.TarError, EOFError, zlib.error) as e:
-        raise Refused(f"{budget.what} is named like a tar archive but cannot be read as one: {e}") from None
-    except OSError as e:  # a gzip that is not one, a truncated file
-        raise Refused(f"{budget.what} cannot be read as a tar archive: {e}") from None
-
-
-def _tar_member(archive: tarfile.TarFile, member: tarfile.TarInfo, staging: Path, budget: _Budget) -> None:
-    budget.add_entry()
+def _member(member: archives.Member, staging: Path, budget: _Budget) -> None:
     rel = member_path(member.name, budget.what)
     if rel is None:
         return
-    if member.isdir():
+    if member.kind == archives.FOLDER:
         _mkdir(staging, rel, budget)
         return
-    if member.issym() or member.islnk():
-        kind = "symbolic" if member.issym() else "hard"
-        raise Refused(f"{budget.what}: member {member.name!r} is a {kind} link (to {member.linkname!r}): links are "
-                      "refused, archive the file itself")
-    if not member.isreg():
+    if member.kind == archives.LINK:
+        kind = "hard" if member.hard else "symbolic"
+        to = f" (to {member.link!r})" if member.link else ""
+        raise Refused(f"{budget.what}: member {member.name!r} is a {kind} link{to}: links are refused, "
+                      "archive the file itself")
+    if member.kind != archives.FILE:
         raise Refused(f"{budget.what}: member {member.name!r} is not a regular file (a device, a pipe...)")
     budget.add_file(rel)
-    _write(_chunks(archive.extractfile(member)), staging, rel, budget)
+    _write(member.chunks(CHUNK), staging, rel, budget)
 
 
 def _mkdir(staging: Path, rel: PurePosixPath, budget: _Budget) -> None:
