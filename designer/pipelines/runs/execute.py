@@ -86,7 +86,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
         except BaseException as e:  # the module's own error, a Cancelled, or the worker's shutdown
             error = e
     if error is not None:
-        return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancelled())
+        return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancel_requested())
     return _completed(nr, buffer, outputs, reusable=not watch.ended)
 
 

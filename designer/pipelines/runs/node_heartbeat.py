@@ -38,6 +38,12 @@ class NodeHeartbeat(threading.Thread):
     def cancelled(self) -> bool:
         return self.cancel_seen.is_set()
 
+    def cancel_requested(self) -> bool:
+        """Whether the user has asked to cancel the run, read now rather than at the last beat: a
+        distributed node's other workers may notice a cancel, and end their processes, before this
+        node's beat does, and the node then fails of it (a lost peer) while it is being cancelled."""
+        return self.cancelled() or Run.objects.filter(pk=self.run_id, cancel_requested=True).exists()
+
     def __enter__(self) -> NodeHeartbeat:
         self.start()
         return self
