@@ -36,7 +36,7 @@ import re
 import shutil
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -178,30 +178,30 @@ def open_entries(source: Path, module_label: str):
     if not name.endswith(ZIP_SUFFIXES + TAR_SUFFIXES):
         raise InvalidDatasetError(f"{module_label}: {source.name}: unsupported file type "
                                   f"{_suffix(source.name) or '(no extension)'}; expected {SUPPORTED}")
-    try:
-        with archives.members(source, source.name, MAX_ENTRIES) as listing:
+    with ExitStack() as stack:  # the archive stays open while the caller reads the entries
+        try:
+            listing = stack.enter_context(archives.members(source, source.name, MAX_ENTRIES))
             entries, ignored = [], 0
             for m in listing:  # links, devices and folders: never followed, never created
                 if m.kind == archives.FILE:
                     entries.append(Entry(m.name, m.size, m.chunks, m.packed))
                 else:
                     ignored += 1
-            for e in entries:
-                refuse_long_names(e.name, source, module_label)
-            if not entries:
-                raise InvalidDatasetError(f"{module_label}: {source.name} is empty: no file in it")
-            yield entries, ignored
-    except archives.TooMany as e:
-        raise _too_many(source, str(e)) from None
-    except archives.Outside as e:
-        raise InvalidDatasetError(f"{module_label or ConvertToImageDirectory.label}: {source.name} holds an entry "
-                                  f"outside its own folder, refused: {e.name!r}") from None
-    except archives.Unreadable as e:
-        raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
+        except archives.TooMany as e:
+            raise _too_many(source, str(e)) from None
+        except archives.Outside as e:
+            raise InvalidDatasetError(f"{module_label or ConvertToImageDirectory.label}: {source.name} holds an entry "
+                                      f"outside its own folder, refused: {e.name!r}") from None
+        except archives.Unreadable as e:
+            raise InvalidDatasetError(f"{module_label}: {source.name} is not a readable archive: {e}") from None
+        for entry in entries:
+            refuse_long_names(entry.name, source, module_label)
+        if not entries:
+            raise InvalidDatasetError(f"{module_label}: {source.name} is empty: no file in it")
+        yield entries, ignored
 
 
-def _too_many(source: Path, why: str = "") -> InvalidDatasetError:
-    why = why or f"holds more than {MAX_ENTRIES:,} entries (files and folders)"
+def _too_many(source: Path, why: str) -> InvalidDatasetError:
     return InvalidDatasetError(f"{ConvertToImageDirectory.label}: {source.name} {why}, the most one archive may hold: "
                                "split it into several datasets")
 

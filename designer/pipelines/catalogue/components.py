@@ -135,10 +135,14 @@ def member_path(name: str, what: str) -> PurePosixPath | None:
     try:
         rel = archives.inside_path(name)
     except archives.Outside as e:
-        if e.absolute:
-            raise Refused(f"{what}: member {name!r} has an absolute path: every file must stay inside the component's folder")
-        raise Refused(f"{what}: member {name!r} leads outside the component's folder ('..')")
+        raise _outside(e, what) from None
     return None if rel is None or rel.parts[0] in SKIPPED_TOP else rel
+
+
+def _outside(e: archives.Outside, what: str) -> Refused:
+    if e.absolute:
+        return Refused(f"{what}: member {e.name!r} has an absolute path: every file must stay inside the component's folder")
+    return Refused(f"{what}: member {e.name!r} leads outside the component's folder ('..')")
 
 
 def _write(chunks, staging: Path, rel: PurePosixPath, budget: _Budget) -> None:
@@ -169,8 +173,7 @@ def _unpack_archive(uploaded, staging: Path, budget: _Budget) -> None:
     except archives.TooMany as e:
         raise Refused(f"{budget.what} {e}: a component is its component.yaml and its code") from None
     except archives.Outside as e:
-        member_path(e.name, budget.what)  # says why
-        raise
+        raise _outside(e, budget.what) from None
     except archives.Unreadable as e:
         if e.member is not None:
             raise Refused(f"{budget.what}: member {e.member!r} cannot be read: {e}") from None
