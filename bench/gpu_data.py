@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -103,5 +104,10 @@ def train_node(node_dir: Path, params: dict, model, train, val) -> tuple[dict, l
     return {port: artifact(p) for port, p in outputs.items()}, events
 
 
-def log_text(events) -> str:
-    return "\n".join(e.data["text"] for e in events if e.type == "log")
+def log_text(node_dir: Path) -> str:
+    """The node's log (its log files, read as the Log pane reads them), without the time stamps."""
+    from designer.engine import paths
+
+    files = sorted(paths.logs_dir(Path(node_dir)).rglob("*.txt"))
+    lines = [line for f in files for line in f.read_text(encoding="utf-8").splitlines()]
+    return "\n".join(re.sub(r"^\d\d:\d\d:\d\d ", "", line) for line in lines)

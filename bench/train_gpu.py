@@ -142,10 +142,11 @@ def engine_side(decode: str):
             loading.decode_on_device = lambda requested, device, *image_dirs: False
         params = {"epochs": cfg["epochs"], "batch_size": cfg["batch"], "learning_rate": 0.1, "warmup_step_number": 0,
                   "print_frequency": 0, "patience": cfg["epochs"]}
-        out, events = gpu_data.train_node(work / "train_node", params, model, train_dir, val_dir)
+        out, _ = gpu_data.train_node(work / "train_node", params, model, train_dir, val_dir)
         history = _history(out["trained_model"].path)
         rates = [h["training_images_per_second"] for h in history]
-        device_line = next((line for line in gpu_data.log_text(events).splitlines() if line.startswith("rank 0:")), "")
+        device_line = next((line for line in gpu_data.log_text(work / "train_node").splitlines()
+                            if line.startswith("rank 0:")), "")
         return {"img_s": max(rates[1:] or rates), "epochs": rates, "peak_gib": _peak(), "note": device_line}
     return run
 
