@@ -43,7 +43,10 @@ def check_1x1_trains_on_the_gpu_in_bf16_with_jpegs_decoded_there(folder: Path) -
     assert "rank 0: GPU 0" in log and name in log, log
     expected = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     assert f"mixed precision {expected}" in log, log
-    assert "JPEG decoded on the GPU (nvJPEG)" in log, log
+    from training import devices, loading
+
+    many_cores = devices.loader_workers(-1, torch.device("cuda")) >= loading.DEVICE_DECODE_BELOW
+    assert ("images decoded by Pillow" if many_cores else "JPEG decoded on the GPU (nvJPEG)") in log, log
     recorded = json.loads((folder / "node" / "devices" / "rank-0.json").read_text())
     assert recorded["device"] == "cuda" and recorded["gpu"] == name, recorded
     state = torch.load(out["trained_model"].path / "model.pt", map_location="cpu", weights_only=True) \
@@ -82,10 +85,31 @@ def check_the_gpu_decode_matches_pillow(folder: Path) -> str:
     encoded = loading.EncodedImageDataset(image_dir, image_dir.classes, transform)
     gpu = loading.decode_batch([encoded[i][0] for i in range(len(encoded))], transform, torch.device("cuda"))
     std = torch.tensor(IMAGENET_NORMALIZE[1]).view(1, 3, 1, 1)
-    diff = (gpu.cpu() - host).abs() * std
-    # nvJPEG's IDCT and upsampling differ from libjpeg-turbo's by a grey level or two
-    assert diff.mean() < 1.5 / 255 and diff.max() < 24 / 255, (float(diff.mean()), float(diff.max()))
-    return f"mean difference {255 * float(diff.mean()):.2f} grey levels, max {255 * float(diff.max()):.1f}"
+    diff = 255 * (gpu.cpu() - host).abs() * std
+    # nvJPEG's IDCT and chroma upsampling differ from libjpeg-turbo's: about a grey level on average,
+    # tens at the sharp colour edges of the generated scenes (an H100, 2026-11-27: mean 1.13, max 42)
+    p999 = float(diff.flatten().kthvalue(int(diff.numel() * 0.999)).values)
+    figures = f"mean difference {float(diff.mean()):.2f} grey levels, 99.9th percentile {p999:.1f}, max {float(diff.max()):.1f}"
+    assert diff.mean() < 1.5 and diff.max() < 64, figures
+    return figures
+
+
+def check_the_device_decode_path_trains_on_the_gpu(folder: Path) -> str:
+    """--decode device (the path 'auto' takes on a GPU fed by few cores): nvJPEG, then the recipe."""
+    import torch
+
+    from training import train
+
+    model, train_dir, val_dir = _inputs(folder)
+    args = train.get_args_parser().parse_args([
+        "--model-dir", str(model.path), "--train-dir", str(train_dir.path), "--val-dir", str(val_dir.path),
+        "--output-dir", str(folder / "out"), "--epochs", "2", "--batch-size", "32", "--lr", "0.05", "--device", "cuda",
+        "--decode", "device", "--print-freq", "0", "--devices-dir", str(folder / "devices")])
+    info = train.main(args)
+    text = json.loads((folder / "devices" / "rank-0.json").read_text())["text"]
+    assert "JPEG decoded on the GPU (nvJPEG)" in text and info["epochs_run"] == 2, (text, info)
+    assert torch.isfinite(torch.tensor(info["validation_loss"])), info
+    return text[:160]
 
 
 def check_out_of_memory_names_the_batch_size(folder: Path) -> str:

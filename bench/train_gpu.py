@@ -13,7 +13,9 @@ training/loading.py chooses. Each side runs in a fresh child process.
 Rows (img/s of a training epoch, data loading included; the best epoch after the first, whose
 cuDNN autotuning and loader start-up would otherwise count):
 - engine (auto): Train PyTorch Model as a user runs it;
-- engine (host decode): the same, images decoded by Pillow in loader processes (--decode host);
+- engine (--decode host) / (--decode device): the same, images decoded by Pillow in loader
+  processes / by nvJPEG on the GPU; `SIDES=engine_host@5,engine_device@5` runs them on 5 cores
+  (the process's affinity), which is how 'auto' chose its threshold (training/loading.py);
 - plain fp32: the loop a user writes, 12 loader processes, pinned memory;
 - plain bf16 + channels_last: the same with mixed precision (the issue's reference, 2,584 img/s on an H100);
 - synthetic: forward + backward + step on one batch already on the GPU, bf16 + channels_last.
@@ -54,7 +56,7 @@ def main() -> int:
     cfg = config(args.smoke)
     if args.child:
         side, data = args.child
-        print(json.dumps(CHILDREN[side](cfg, Path(data))))
+        print(json.dumps(child(side)(cfg, Path(data))))
         return 0
     import torch
 
@@ -71,7 +73,7 @@ def main() -> int:
     print(machine(cfg))
     print(f"{cfg['model']} from scratch, {cfg['size']} px, batch {cfg['batch']}, {cfg['epochs']} epochs a side")
     rows = {}
-    for side in ("synthetic", "plain_bf16", "plain_fp32", "engine_host", "engine"):
+    for side in os.environ.get("SIDES", "synthetic,plain_bf16,plain_fp32,engine_host,engine_device,engine").split(","):
         if args.smoke and side == "synthetic":
             continue
         out = subprocess.run([sys.executable, __file__, *(["--smoke"] if args.smoke else []), "--child", side,
@@ -80,13 +82,18 @@ def main() -> int:
             print(f"{side}: FAILED\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}")
             return 1
         rows[side] = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"  {NAMES[side]:34s} {rows[side]['img_s']:8.1f} img/s   peak GPU memory "
+        print(f"  {name(side):34s} {rows[side]['img_s']:8.1f} img/s   peak GPU memory "
               f"{rows[side]['peak_gib']:5.1f} GiB   {rows[side].get('note', '')}", flush=True)
     return report(rows, args.smoke)
 
 
-NAMES = {"engine": "engine (auto)", "engine_host": "engine (--decode host)", "plain_fp32": "plain fp32",
-         "plain_bf16": "plain bf16 + channels_last", "synthetic": "synthetic (batch on the GPU)"}
+NAMES = {"engine": "engine (auto)", "engine_host": "engine (--decode host)", "engine_device": "engine (--decode device)",
+         "plain_fp32": "plain fp32", "plain_bf16": "plain bf16 + channels_last", "synthetic": "synthetic (batch on the GPU)"}
+
+
+def name(side: str) -> str:
+    kind, _, cores = side.partition("@")
+    return NAMES[kind] + (f" on {cores} cores" if cores else "")
 
 
 def machine(cfg) -> str:
@@ -138,8 +145,8 @@ def engine_side(decode: str):
         train_dir = gpu_data.image_directory(work / "train", data / "train", train_recipe, "training")
         val_dir = gpu_data.image_directory(work / "val", data / "val", val_recipe, "inference")
         model = gpu_data.untrained(work / "model", cfg["model"])
-        if decode == "host":  # the module passes no --decode (a user gets "auto"): the choice is made here instead
-            loading.decode_on_device = lambda requested, device, *image_dirs: False
+        if decode != "auto":  # the module passes no --decode (a user gets "auto"): the choice is made here instead
+            loading.decode_on_device = lambda requested, device, workers, *image_dirs: decode == "device"
         params = {"epochs": cfg["epochs"], "batch_size": cfg["batch"], "learning_rate": 0.1, "warmup_step_number": 0,
                   "print_frequency": 0, "patience": cfg["epochs"]}
         out, _ = gpu_data.train_node(work / "train_node", params, model, train_dir, val_dir)
@@ -234,8 +241,16 @@ def synthetic(cfg, data: Path) -> dict:
     return {"img_s": cfg["batch"] / times[len(times) // 2], "peak_gib": _peak()}
 
 
-CHILDREN = {"engine": engine_side("auto"), "engine_host": engine_side("host"), "plain_fp32": plain_side(False),
-            "plain_bf16": plain_side(True), "synthetic": synthetic}
+def child(side: str):
+    """The function of a side; `side@N` runs it on the machine's first N cores."""
+    kind, _, cores = side.partition("@")
+    if cores:
+        os.sched_setaffinity(0, range(int(cores)))
+    return CHILDREN[kind]
+
+
+CHILDREN = {"engine": engine_side("auto"), "engine_host": engine_side("host"), "engine_device": engine_side("device"),
+            "plain_fp32": plain_side(False), "plain_bf16": plain_side(True), "synthetic": synthetic}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -13,6 +13,8 @@ IMAGENET_NORMALIZE = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 class ImageDirDataset(torch.utils.data.Dataset):
     """(image tensor, class index) pairs of an ImageDirectory; unlabeled items get index -1."""
 
+    device_transform = None  # what the training device applies to a batch (training/loading.dataset)
+
     def __init__(self, image_dir: ImageDir, classes: list[str], transform):
         self.root = image_dir.root
         index = {c: i for i, c in enumerate(classes)}

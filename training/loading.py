@@ -4,9 +4,14 @@ Two ways to decode, the same recipe (training/transforms.py) either way:
 - host: each image decoded by Pillow and transformed in the DataLoader's worker processes, the
   batch pinned and copied to the device (torchvision's reference);
 - device: the loader's processes only read the files' bytes; the batch's JPEGs are decoded on the
-  training device by torchvision.io.decode_jpeg (nvJPEG on a GPU) and transformed there, so that
-  the CPU cores are not the limit (a plain loop with 12 decoding processes feeds an H100 at 70% of
-  its synthetic rate: issue 26). Chosen by `decode_on_device`.
+  training device by torchvision.io.decode_jpeg (nvJPEG on a GPU) and transformed there, image by
+  image. Chosen by `decode_on_device`: on an H100 with 15 loading processes the host path is twice
+  as fast (docs/benchmarks.md, train_gpu), so 'auto' takes the device path only for a GPU fed by
+  few cores.
+
+Either way, on a GPU the recipe's conversion to float and its Normalize run once on the whole batch
+there (`split_for_device`): the loading processes send uint8 images, a quarter of the bytes, and
+skip the float arithmetic, which was 40% of their work (DALI and FFCV normalise on the GPU too).
 
 On a GPU the next batch is prepared on a side CUDA stream while the current one trains
 (NVIDIA DeepLearningExamples' data prefetcher).
@@ -22,19 +27,26 @@ from pathlib import Path
 
 import torch
 from torchvision.io import ImageReadMode, decode_jpeg
+from torchvision.transforms import v2
 
 from sdk.formats.image_directory import ImageDir
 from training import devices
 from training.data import ImageDirDataset
 
 JPEG_SUFFIXES = {".jpg", ".jpeg"}
+# 'auto' decodes on the GPU when it has fewer loading processes than this: on an H100 the device
+# path ran at DEVICE_PATH_IMG_S whatever the cores (one Python thread transforms image by image),
+# the host path at about HOST_IMG_S_PER_WORKER a loading process (docs/benchmarks.md, train_gpu)
+DEVICE_PATH_IMG_S, HOST_IMG_S_PER_WORKER = 1100, 230
+DEVICE_DECODE_BELOW = DEVICE_PATH_IMG_S // HOST_IMG_S_PER_WORKER
 
 
-def decode_on_device(requested: str, device: torch.device, *image_dirs: ImageDir) -> bool:
+def decode_on_device(requested: str, device: torch.device, workers: int, *image_dirs: ImageDir) -> bool:
     """Whether images are decoded on the training device: 'device' asks it (JPEG files only),
-    'host' refuses it, 'auto' chooses it on a GPU when every image is a JPEG (Convert to Image
-    Directory keeps RGB JPEGs as they are and writes everything else as PNG)."""
-    if requested == "host" or (requested == "auto" and device.type != "cuda"):
+    'host' refuses it, 'auto' chooses it on a GPU fed by fewer than DEVICE_DECODE_BELOW loading
+    processes (`workers`) when every image is a JPEG (Convert to Image Directory keeps RGB JPEGs as
+    they are and writes everything else as PNG)."""
+    if requested == "host" or (requested == "auto" and (device.type != "cuda" or workers >= DEVICE_DECODE_BELOW)):
         return False
     jpeg = all(Path(p).suffix.lower() in JPEG_SUFFIXES for d in image_dirs for p, _ in d.items)
     if requested == "device" and not jpeg:
@@ -46,6 +58,8 @@ def decode_on_device(requested: str, device: torch.device, *image_dirs: ImageDir
 
 class EncodedImageDataset(torch.utils.data.Dataset):
     """(the file's bytes as a uint8 tensor, class index) of each image: decoded later, on the device."""
+
+    device_transform = None  # see dataset()
 
     def __init__(self, image_dir: ImageDir, classes: list[str], transform):
         self.samples = ImageDirDataset(image_dir, classes, None).samples
@@ -59,8 +73,24 @@ class EncodedImageDataset(torch.utils.data.Dataset):
         return torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8), target
 
 
-def dataset(image_dir: ImageDir, classes: list[str], transform, on_device: bool):
-    return (EncodedImageDataset if on_device else ImageDirDataset)(image_dir, classes, transform)
+def split_for_device(transform: v2.Compose, device: torch.device) -> tuple[v2.Compose, v2.Compose | None]:
+    """(what the loading processes apply to an image, what the device applies to the batch) of a
+    recipe's transform (training/transforms.build_transform): on a GPU, the conversion to float and
+    what follows it (Normalize) move to the batch there. A recipe with Random erasing stays whole
+    on the host (its rectangles are drawn per image, after the conversion); so does everything on CPUs."""
+    steps = list(transform.transforms)
+    at = next((i for i, t in enumerate(steps) if isinstance(t, v2.ToDtype)), None)
+    if device.type != "cuda" or at is None or any(isinstance(t, v2.RandomErasing) for t in steps[at:]):
+        return transform, None
+    return v2.Compose(steps[:at]), v2.Compose(steps[at:])
+
+
+def dataset(image_dir: ImageDir, classes: list[str], transform, on_device: bool, device: torch.device):
+    """The dataset a loader reads; on a GPU its `device_transform` finishes each batch there."""
+    per_image, per_batch = split_for_device(transform, device)
+    data = (EncodedImageDataset if on_device else ImageDirDataset)(image_dir, classes, per_image)
+    data.device_transform = per_batch
+    return data
 
 
 def _collate_encoded(batch):
@@ -96,14 +126,17 @@ def device_batches(data_loader, device: torch.device, args=None):
     device = torch.device(device)
     memory_format = devices.memory_format(device)
     transform = getattr(data_loader.dataset, "transform", None)
+    per_batch = getattr(data_loader.dataset, "device_transform", None)
     encoded = isinstance(data_loader.dataset, EncodedImageDataset)
 
     def prepare(batch):
         images, targets = batch
         if encoded:
             images = decode_batch(images, transform, device)
-        images = images.to(device, non_blocking=True).contiguous(memory_format=memory_format)
-        return images, targets.to(device, non_blocking=True)
+        images = images.to(device, non_blocking=True)
+        if per_batch is not None:
+            images = per_batch(images)
+        return images.contiguous(memory_format=memory_format), targets.to(device, non_blocking=True)
 
     if device.type != "cuda":
         for batch in iterate(data_loader):

@@ -78,15 +78,15 @@ def load_data(args):
             f"Batch size {args.batch_size} is larger than the training dataset "
             f"({len(train_dir.items)} images{f' over {args.world_size} processes' if args.world_size > 1 else ''}); "
             f"lower Batch size to at most {max(per_process, 1)}")
-    args.decode_on_device = loading.decode_on_device(args.decode, torch.device(args.device), train_dir, val_dir)
+    args.decode_on_device = loading.decode_on_device(args.decode, device := torch.device(args.device), args.workers, train_dir, val_dir)
     recipe = train_dir.transforms
     try:
         train_tf = build_transform(recipe, None, IMAGENET_NORMALIZE)
         val_tf = build_transform(val_dir.transforms or inference_recipe(recipe), INFERENCE, IMAGENET_NORMALIZE)
     except RecipeError as e:
         raise InvalidDatasetError(f"the recorded image transformation cannot be used: {e}") from e
-    train_set = loading.dataset(train_dir, classes, train_tf, args.decode_on_device)
-    val_set = loading.dataset(val_dir, classes, val_tf, args.decode_on_device)
+    train_set = loading.dataset(train_dir, classes, train_tf, args.decode_on_device, device)
+    val_set = loading.dataset(val_dir, classes, val_tf, args.decode_on_device, device)
     if args.distributed:
         train_sampler: torch.utils.data.Sampler = torch.utils.data.distributed.DistributedSampler(train_set, shuffle=True, seed=args.seed)
         val_sampler: torch.utils.data.Sampler = dist_utils.ShardSampler(val_set, args.rank, args.world_size)

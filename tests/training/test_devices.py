@@ -228,8 +228,43 @@ def test_a_training_on_jpegs_decoded_by_the_device_path_learns(tmp_path, jpeg_di
 def test_decoding_on_the_device_is_refused_for_images_that_are_not_jpegs(tmp_path, digits):
     train_dir = read_path(image_dir(tmp_path / "t", digits[0], small_recipe()).path)
     with pytest.raises(NotInRangeValueError, match="only when every image is a JPEG"):
-        loading.decode_on_device("device", torch.device("cpu"), train_dir)
-    assert not loading.decode_on_device("auto", torch.device("cpu"), train_dir)
+        loading.decode_on_device("device", torch.device("cpu"), 0, train_dir)
+    assert not loading.decode_on_device("auto", torch.device("cpu"), 0, train_dir)
+
+
+def test_auto_decodes_jpegs_on_a_gpu_only_when_few_cores_feed_it(tmp_path, jpeg_digits):
+    """On an H100 Pillow in 15 loading processes was twice as fast as nvJPEG (one Python thread
+    transforming image by image): 'auto' takes the GPU's decoder only where the cores are few."""
+    jpegs = read_path(_jpeg_image_dir(tmp_path / "t", jpeg_digits[0], small_recipe(), "training").path)
+    gpu = torch.device("cuda")  # only compared, never used: the choice needs no GPU
+    assert loading.decode_on_device("auto", gpu, 2, jpegs)
+    assert not loading.decode_on_device("auto", gpu, 15, jpegs)
+    assert loading.decode_on_device("device", gpu, 15, jpegs)
+    assert not loading.decode_on_device("host", gpu, 2, jpegs)
+    assert not loading.decode_on_device("auto", torch.device("cpu"), 2, jpegs)
+
+
+def test_on_a_gpu_loading_processes_send_uint8_images_and_the_batch_is_normalised_on_the_device(tmp_path, digits):
+    """A quarter of the bytes through the loader's queues and no float arithmetic in its processes;
+    the batch the training sees is the one the whole recipe gives (checked here on the CPU)."""
+    image_dir_ = read_path(image_dir(tmp_path / "v", digits[1], small_recipe(), "inference").path)
+    transform = build_transform(image_dir_.transforms, "inference", IMAGENET_NORMALIZE)
+    data = loading.dataset(image_dir_, image_dir_.classes, transform, False, torch.device("cuda"))
+    assert data[0][0].dtype == torch.uint8 and data[0][0].shape == (3, 32, 32)
+    loader = torch.utils.data.DataLoader(data, batch_size=20)
+    (batch, _), = list(loading.device_batches(loader, torch.device("cpu")))
+    whole = torch.stack([x for x, _ in ImageDirDataset(image_dir_, image_dir_.classes, transform)])
+    assert batch.dtype == torch.float32 and torch.allclose(batch, whole, atol=1e-6)
+    on_cpus = loading.dataset(image_dir_, image_dir_.classes, transform, False, torch.device("cpu"))
+    assert on_cpus[0][0].dtype == torch.float32 and on_cpus.device_transform is None
+
+
+def test_random_erasing_stays_in_the_loading_processes_drawn_per_image():
+    from sdk.formats import transformation as T
+
+    recipe = T.make_recipe([T.step("resize", size=32), T.step("random_erasing", p=1.0)])
+    transform = build_transform(recipe, "training", IMAGENET_NORMALIZE)
+    assert loading.split_for_device(transform, torch.device("cuda")) == (transform, None)
 
 
 # --------------------------------------------------------------------------- errors of the device
