@@ -32,7 +32,7 @@ def _inputs(folder: Path, images: int = 160, size: int = 64, val_images: int = 6
             gpu_data.image_directory(folder / "val", folder / "jpeg_val", val_recipe, "inference"))
 
 
-def check_1x1_trains_on_the_gpu_in_bf16_with_jpegs_decoded_there(folder: Path) -> str:
+def check_1x1_trains_on_the_gpu_in_bf16(folder: Path) -> str:
     import torch
     import yaml
 

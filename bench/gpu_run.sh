@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for a lent GPU machine (the `device` tool runs it over a copy of the working tree):
-#     bash bench/gpu_run.sh            # about 6 minutes on an H100: the GPU checks, then the bench
+#     bash bench/gpu_run.sh            # about 5 minutes on an H100: the GPU checks, then the bench
 # Its image has torch, torchvision, Pillow, numpy, PyYAML, onnx and onnxruntime, and no Django:
 # both scripts need nothing else. Full outputs go to $OUT (the device tool brings them back).
 set -u

@@ -383,7 +383,7 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
                    help="mixed precision; auto: bf16 on GPUs that support it, fp16 on older ones, off on CPUs")
     p.add_argument("--decode", default="auto", choices=("auto", "host", "device"),
                    help="host: Pillow in the data-loading processes; device: torchvision.io.decode_jpeg on the "
-                        "training device (JPEG files only); auto: on the device on a GPU when every image is a JPEG")
+                        "training device (JPEG files only); auto: on a GPU fed by a core or two when every image is a JPEG")
     p.add_argument("--devices-dir", default="", help="where each process records its device (rank-<r>.json)")
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
     p.add_argument("--stop-file", default="",
