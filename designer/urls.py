@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.urls import include, path
 
+from designer.pipelines import openapi
 from designer.pipelines.accounts import api as tokens_api
 from designer.pipelines.accounts import views as token_views
 from designer.pipelines.catalogue import component_views, components_api
@@ -63,6 +64,9 @@ urlpatterns = [
         "failure_limit": settings.AXES_FAILURE_LIMIT, "cooloff_minutes": settings.AXES_COOLOFF_MINUTES}), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(api_patterns)),
+    # the API described (designer/pipelines/openapi.py): the OpenAPI document and a page to read it
+    path("api/openapi.json", openapi.document_view(api_patterns), name="openapi"),
+    path("api/docs", openapi.docs_page(api_patterns), name="api_docs"),
     path("account/tokens/", token_views.token_page, name="api_tokens"),
     path("account/tokens/<int:pk>/revoke", token_views.token_revoke, name="api_token_revoke"),
     path("", views.home, name="home"),

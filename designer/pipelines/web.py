@@ -23,8 +23,9 @@ class BadRequest(Exception):
         self.status = status
 
 
-def api(*methods):
-    """Signed-in users only; JSON errors; the listed HTTP methods only."""
+def api(*methods, doc: dict | None = None):
+    """Signed-in users only; JSON errors; the listed HTTP methods only. `doc`: what each method takes
+    and answers, method -> openapi.Op (the API's OpenAPI document is built from it)."""
 
     def wrap(view):
         @require_http_methods(list(methods))
@@ -39,6 +40,8 @@ def api(*methods):
             except (Http404, ObjectDoesNotExist):
                 return JsonResponse({"error": "not found"}, status=404)
 
+        inner.methods = methods  # type: ignore[attr-defined]
+        inner.openapi = doc or {}  # type: ignore[attr-defined]
         return inner
 
     return wrap

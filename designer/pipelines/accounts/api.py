@@ -13,7 +13,11 @@ from __future__ import annotations
 from django.http import HttpResponse, JsonResponse
 
 from designer.pipelines.accounts import tokens
+from designer.pipelines.openapi import INT, STR, TIME, Op, arr, maybe, named, obj
 from designer.pipelines.web import BadRequest, api, body_json
+
+TOKEN = named("ApiToken", obj({"id": INT, "name": STR, "prefix": STR, "created_at": TIME, "last_used_at": maybe(TIME),
+                               "revoked_at": maybe(TIME)}))
 
 
 def _session_only(request) -> None:
@@ -22,7 +26,11 @@ def _session_only(request) -> None:
                          f"{tokens.PAGE}", status=403)
 
 
-@api("GET", "POST")
+@api("GET", "POST", doc={
+    "GET": Op("Your active API tokens (never their secrets)", obj({"tokens": arr(TOKEN)})),
+    "POST": Op("Make a token (from a signed-in session only: a token cannot make tokens); its secret is in `token`, shown "
+               "this once", {"allOf": [TOKEN, obj({"token": STR})]}, status=201, body=obj(optional={"name": STR}),
+               errors=(403,))})
 def token_list(request):
     if request.method == "GET":
         return JsonResponse({"tokens": [tokens.as_json(t) for t in tokens.active(request.user)]})
@@ -37,7 +45,7 @@ def token_list(request):
     return JsonResponse({**tokens.as_json(token), "token": secret}, status=201)
 
 
-@api("DELETE")
+@api("DELETE", doc={"DELETE": Op("Revoke a token at once (from a signed-in session only)", status=204, errors=(403,))})
 def token_detail(request, pk):
     _session_only(request)
     if tokens.revoke(request.user, pk) is None:
