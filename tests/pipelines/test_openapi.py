@@ -84,11 +84,23 @@ def _world(django_user_model) -> dict:
     return {"headers": {"Authorization": f"Bearer {secret}"}, "names": names}
 
 
-def _own(case, names) -> bool:
-    """The case's path parameters replaced by the user's own objects, where there is one."""
-    if not case.path_parameters:
-        return False
+def _spare(case, names) -> None:
+    """A generated DELETE that happens to name one of the user's objects (ids 1, 2... are likely)
+    names another instead: the objects are kept for the operations after it."""
     own = names.get(case.operation.path.split("/")[2], {})
+    if case.method == "DELETE" and case.path_parameters:
+        case.path_parameters = {k: f"{v}0000" if k in own and str(own[k]) == str(v) else v
+                                for k, v in case.path_parameters.items()}
+
+
+def _own(case, names) -> bool:
+    """The case's path parameters replaced by the user's own objects, where there is one. Not for a
+    DELETE (but of the spare token): the operations share the objects, and those after it would
+    find nothing (the deletions themselves are tested where their concern is)."""
+    kind = case.operation.path.split("/")[2]
+    if not case.path_parameters or (case.method == "DELETE" and kind != "tokens"):
+        return False
+    own = names.get(kind, {})
     changed = {k: own[k] for k in case.path_parameters if k in own}
     case.path_parameters = {**case.path_parameters, **changed}
     return bool(changed)
@@ -98,6 +110,7 @@ def _own(case, names) -> bool:
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much])
 def test_every_answer_of_the_api_is_one_its_document_describes(case, world):
+    _spare(case, world["names"])
     case.call_and_validate(headers=world["headers"], checks=CHECKS)
     if _own(case, world["names"]):
         case.call_and_validate(headers=world["headers"], checks=CHECKS)

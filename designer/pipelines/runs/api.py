@@ -18,7 +18,9 @@ from designer.pipelines.compute.rows import workers
 from designer.pipelines.compute.workers import machines
 from designer.pipelines.compute.workers import targets as compute_targets
 from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
+from designer.pipelines.openapi import DOWNLOAD, INT, STR, Op, obj
 from designer.pipelines.runs import artifacts, events, retention
+from designer.pipelines.runs import schemas as s
 from designer.pipelines.runs import service as runs
 from designer.pipelines.web import BadRequest, api, body_json
 from sdk import layout
@@ -29,12 +31,12 @@ EMPTY_PIPELINE = drafts.EMPTY_PIPELINE  # read here by tests/e2e/helpers.py; dra
 # ---------------------------------------------------------------- modules, validation
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("The module types you may put on a canvas (built-in modules and components), with their ports and parameters", s.MODULES)})
 def module_list(request):
     return JsonResponse({"modules": get_catalogue(request.user).describe()})
 
 
-@api("POST")
+@api("POST", doc={"POST": Op("Check a pipeline document without saving it: every problem found, each naming its node, port or parameter", s.VALIDATION, body=s.DOCUMENT)})
 def validate(request):
     try:
         doc = graph.parse_text(request.body)
@@ -58,7 +60,10 @@ def pipeline_json(p: Pipeline, with_draft=True, problems: list | None = None) ->
     return d
 
 
-@api("GET", "POST")
+@api("GET", "POST", doc={
+    "GET": Op("Your pipelines", s.PIPELINES),
+    "POST": Op("Make a pipeline, empty or from a draft; its `problems` say what is left to fix before it runs", s.PIPELINE, status=201,
+               body=s.NEW_PIPELINE)})
 def pipelines(request):
     if request.method == "GET":
         return JsonResponse({"pipelines": [pipeline_json(p, False) for p in request.user.pipelines.all()]})
@@ -67,7 +72,8 @@ def pipelines(request):
     return JsonResponse(pipeline_json(p, problems=problems), status=201)
 
 
-@api("POST")
+@api("POST", doc={"POST": Op("Import a pipeline file (the body, or a form's field `file`); its `problems` say what is left to fix", s.PIPELINE,
+                            status=201, body=s.DOCUMENT, form=obj({"file": DOWNLOAD}))})
 def pipeline_import(request):
     """Body: a pipeline file (or an upload named `file`): imported if it can be read, with its
     `problems` (what is left to fix before it runs); a file that cannot be read is a 400."""
@@ -78,7 +84,11 @@ def pipeline_import(request):
     return JsonResponse(pipeline_json(p, problems=found), status=201)
 
 
-@api("GET", "PUT", "DELETE")
+@api("GET", "PUT", "DELETE", doc={
+    "GET": Op("A pipeline with its draft and the draft's problems", s.PIPELINE),
+    "PUT": Op("Save a pipeline's draft or name; 409 when it changed since the `revision` you edited (nothing is overwritten)",
+              s.PIPELINE, body=s.EDIT, errors=(409,)),
+    "DELETE": Op("Delete a pipeline (its runs stay)", status=204)})
 def pipeline_detail(request, pk):
     p = drafts.owned(request.user, pk)
     if request.method == "GET":
@@ -93,12 +103,12 @@ def pipeline_detail(request, pk):
     return JsonResponse(pipeline_json(p, problems=problems))
 
 
-@api("POST")
+@api("POST", doc={"POST": Op("Copy a pipeline", s.PIPELINE, status=201)})
 def pipeline_clone(request, pk):
     return JsonResponse(pipeline_json(drafts.clone(drafts.owned(request.user, pk))), status=201)
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("The pipeline file (JSON) of a pipeline: what pipelines/import and run_pipeline read", s.DOCUMENT)})
 def pipeline_export(request, pk):
     p = drafts.owned(request.user, pk)
     response = HttpResponse(drafts.export_text(p), content_type="application/json")
@@ -145,7 +155,10 @@ def node_json(nr: NodeRun) -> dict:
             "outputs": sorted(nr.outputs)}
 
 
-@api("GET", "POST")
+@api("GET", "POST", doc={
+    "GET": Op("The runs of a pipeline", s.RUNS),
+    "POST": Op("Submit a run of the pipeline's draft; a draft that cannot run is a 400 naming every problem", s.RUN, status=201,
+               body=s.SUBMIT)})
 def pipeline_runs(request, pk):
     p = drafts.owned(request.user, pk)
     if request.method == "GET":
@@ -169,12 +182,15 @@ def pipeline_runs(request, pk):
     return JsonResponse(run_json(run), status=201)
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("Your latest 200 runs, newest first", s.RUNS)})
 def run_list(request):
     return JsonResponse({"runs": [run_json(r, False) for r in Run.objects.filter(owner=request.user).select_related("owner", "trial__sweep")[:200]]})
 
 
-@api("GET", "DELETE")
+@api("GET", "DELETE", doc={
+    "GET": Op("A run with its nodes: statuses, times, workers, outputs, and why it waits if it does", s.RUN),
+    "DELETE": Op("Delete a finished run (409 while it runs); its files go once no other run reuses them", obj({"deleted": INT}),
+                 errors=(409,))})
 def run_detail(request, pk):
     run = get_object_or_404(Run.objects.select_related("owner"), pk=pk, owner=request.user)
     if request.method == "DELETE":
@@ -186,7 +202,7 @@ def run_detail(request, pk):
     return JsonResponse(run_json(run))  # reading only: lost nodes and the outbox are the maintenance loop's
 
 
-@api("POST")
+@api("POST", doc={"POST": Op("Cancel a run: its queued nodes are not started, its running ones are stopped", s.RUN)})
 def run_cancel(request, pk):
     run = get_object_or_404(Run, pk=pk, owner=request.user)
     if not run.finished:
@@ -195,7 +211,8 @@ def run_cancel(request, pk):
     return JsonResponse(run_json(run))
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("A run's events after the event id `after` (statuses, metrics, progress), at most 500", s.EVENTS,
+                          query={"after": INT})})
 def run_events(request, pk):
     run = get_object_or_404(Run, pk=pk, owner=request.user)
     after = _int(request.GET.get("after"), 0)
@@ -245,7 +262,8 @@ def _logs(nr) -> list[dict]:
     return [found[name] for name in layout.log_order(list(found))]
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("A chunk of a node's log from a byte offset (the live tail): pass `next_offset` back as `offset`", s.LOG,
+                          query={"file": STR, "offset": INT})})
 def node_log(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     logs = _logs_dir(nr)
@@ -258,7 +276,7 @@ def node_log(request, pk, node_id):
                          "next_offset": chunk.next_offset, "size": chunk.size, "status": nr.status, "error": nr.error})
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("A node's output files and logs, the values it ran with and the devices it trained on", s.FILES)})
 def node_files(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == node_id), {})
@@ -270,7 +288,8 @@ def node_files(request, pk, node_id):
                          "devices": _checked(artifacts.devices_of, (nr.reused_from or nr).run_id, node_id)})
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("Download one file of a node's output (area: the output's port) or of its logs (area: logs)", DOWNLOAD,
+                          content="application/octet-stream")})
 def node_file_download(request, pk, node_id, area, path):
     nr = drafts.node_run(request.user, pk, node_id)
     if area != "logs" and area not in nr.outputs:
@@ -285,7 +304,7 @@ def node_file_download(request, pk, node_id, area, path):
     return FileResponse(target.open("rb"), as_attachment=True, filename=target.name)
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("The workers and compute targets: cores, GPUs, what runs where", s.COMPUTE)})
 def compute(request):
     rows = workers(request.user)
     return JsonResponse({"workers": rows, "targets": [{**t, "workers": [r["hostname"] for r in t["workers"]]}

@@ -1,0 +1,51 @@
+"""What the pipelines and runs API (api.py) takes and answers, as JSON Schemas for its OpenAPI
+document (designer/pipelines/openapi.py): the shapes of pipeline_json, run_json, node_json and the
+module catalogue's descriptions."""
+from __future__ import annotations
+
+from designer.pipelines.openapi import ANY, BOOL, INT, NUM, PROBLEM, STR, TIME, arr, maybe, named, obj
+
+PORT = obj({"name": STR, "label": STR, "type": STR, "optional": BOOL, "what": STR},
+           {"help": STR, "accepts": arr(STR), "accepts_what": arr(STR)})
+MODULE = named("Module", obj(
+    {"kind": STR, "label": STR, "category": STR, "version": INT, "description": STR, "inputs": arr(PORT),
+     "outputs": arr(PORT), "params": arr(obj({"name": STR})), "distributed": BOOL, "metrics": arr(STR)},
+    {"metric_step": STR, "timeout_setting": BOOL,
+     "component": obj({"origin": STR, "command": ANY, "digest": STR, "arguments": obj(more=STR)})}))
+MODULES = obj({"modules": arr(MODULE)})
+VALIDATION = obj({"valid": BOOL, "problems": arr(PROBLEM)})
+DOCUMENT = named("PipelineDocument", obj(optional={
+    "schema_version": INT, "name": STR, "nodes": arr(obj()), "links": arr(obj()), "parameters": ANY,
+    "compute_target": STR}))
+
+PIPELINE_SUMMARY = named("PipelineSummary", obj({"id": INT, "name": STR, "revision": INT, "updated_at": TIME,
+                                                 "nodes": INT}))
+PIPELINE = named("Pipeline", {"allOf": [PIPELINE_SUMMARY, obj({"draft": obj(), "problems": arr(PROBLEM)})]})
+PIPELINES = obj({"pipelines": arr(PIPELINE_SUMMARY)})
+NEW_PIPELINE = obj(optional={"name": STR, "draft": DOCUMENT})
+EDIT = obj({"revision": INT}, {"name": STR, "draft": DOCUMENT})
+
+TRIAL = obj({"sweep": INT, "number": INT, "status": STR, "best": BOOL})
+NODE = named("NodeRun", obj({
+    "status": STR, "kind": STR, "error": STR, "worker": STR, "queued_at": maybe(TIME), "started_at": maybe(TIME),
+    "finished_at": maybe(TIME), "duration": maybe(NUM), "reused_from_run": maybe(INT), "outputs": arr(STR)}))
+RUN_SUMMARY = named("RunSummary", obj({
+    "id": INT, "name": STR, "status": STR, "pipeline": maybe(INT), "shown_status": STR, "submitted_by": STR,
+    "submitted_at": TIME, "started_at": maybe(TIME), "finished_at": maybe(TIME), "duration": maybe(NUM),
+    "parameters": obj(), "trial": maybe(TRIAL)}))
+RUN = named("Run", {"allOf": [RUN_SUMMARY, obj({"nodes": obj(more=NODE), "message": STR, "now": TIME})]})
+RUNS = obj({"runs": arr(RUN_SUMMARY)})
+SUBMIT = obj(optional={"regenerate": {"anyOf": [BOOL, arr(STR)]}, "parameters": obj(), "compute_target": STR})
+EVENTS = obj({"events": arr(obj({"id": INT, "type": STR, "node": maybe(STR), "data": ANY, "at": TIME})),
+              "status": STR})
+
+FILE = obj({"path": STR, "size": INT})
+LOG = obj({"file": STR, "files": arr(STR), "text": STR, "offset": INT, "next_offset": INT, "size": INT,
+           "status": STR, "error": STR})
+FILES = obj({"outputs": obj(more=arr(FILE)), "logs": arr(FILE), "status": STR, "error": STR, "parameters": obj(),
+             "run_settings": obj(), "devices": arr(obj())})
+
+WORKER = obj({"hostname": STR, "cpus": INT, "gpus": INT, "alive": BOOL, "busy": BOOL, "compute_target": STR,
+              "last_seen": TIME, "running": arr(obj())})
+COMPUTE = obj({"workers": arr(WORKER), "targets": arr(obj({"name": STR, "workers": arr(STR), "live_workers": INT,
+                                                           "cpus": INT, "gpus": INT}))})
