@@ -10,6 +10,7 @@ message quoting it, a loop over it). So:
     graph (each node counted once, a repeated one by its size): more than MAX_NODES, or an alias
     inside itself, is refused (YamlTextError) before a value is built;
   * a key given twice in one mapping is refused naming it (YAML keeps the later silently);
+  * a value holding a NUL character (`"\\0"`) is refused naming it: PostgreSQL's text cannot store it;
   * `short(value)` is the repr of a value cut to MAX_SHOWN characters, at a cost bounded
     whatever the value holds (reprlib: a few items per level, a few levels).
 
@@ -87,6 +88,9 @@ def check_nodes(root: yaml.Node, max_nodes: int = MAX_NODES) -> int:
             continue
         sizes[key] = -1
         stack.append((node, path, True))
+        if isinstance(node, yaml.ScalarNode) and "\x00" in node.value:
+            raise YamlTextError(f"{path or 'the document'} holds a NUL character (\\0), which no database stores; "
+                                "remove it", _top(path), node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             _unique_keys(node, path)
             for k, v in node.value:

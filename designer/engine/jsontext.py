@@ -2,7 +2,8 @@
 reason for whatever cannot be used: json.loads's own refusals (not JSON, not UTF-8, an integer of
 thousands of digits, nesting deep enough to exhaust its recursion), and two things it lets
 through that break the code after it: nesting deeper than any document here needs (validators
-recurse too) and text holding a lone UTF-16 surrogate ("\\ud800": no database or file takes it).
+recurse too), text holding a lone UTF-16 surrogate ("\\ud800": no database or file takes it) and
+text holding a NUL character ("\\u0000": PostgreSQL's text and JSON cannot store it).
 """
 from __future__ import annotations
 
@@ -54,6 +55,9 @@ def check(data: Any) -> None:
 
 
 def _text(value: str, path: str) -> None:
+    if "\x00" in value:
+        where = f" at {_short(path)}" if path else ""
+        raise JsonTextError(f"not usable: it holds a NUL character (\\u0000){where}, which no database stores")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

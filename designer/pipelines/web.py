@@ -33,6 +33,8 @@ def api(*methods, doc: dict | None = None):
         def inner(request, *args, **kwargs):
             if not request.user.is_authenticated:
                 return JsonResponse({"error": "sign in first"}, status=401)
+            if any("\x00" in str(value) for value in kwargs.values()):  # names nothing (and PostgreSQL refuses it)
+                return JsonResponse({"error": "not found"}, status=404)
             try:
                 return view(request, *args, **kwargs)
             except BadRequest as e:

@@ -36,7 +36,7 @@ def deploy(client, **body):
     ({"entry_script": "def init():\n    pass\n"}, 400, "entry_script: score.py defines no run(raw_data)"),
     ({"entry_script": "def init():\n    pass\n\n\ndef run():\n    return 1\n"}, 400, "entry_script: score.py, line 5: run must be"),
     ({"entry_script": "def init(:\n"}, 400, "entry_script: score.py, line 1: "),
-    ({"entry_script": "x = 1\x00\n"}, 400, "entry_script: score.py cannot be compiled"),
+    ({"entry_script": "x = 1\x00\n"}, 400, "the request body is not usable: it holds a NUL character (\\u0000) at entry_script"),
     ({"entry_script": "#" * (entry_scripts.MAX_BYTES + 1)}, 413, "the limit is 256 KB"),
     ({}, 400, "is a model folder of its own (pytorch), not an ONNX image classifier: deploy it with an entry script"),
 ])

@@ -18,6 +18,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
+from werkzeug.test import Client
 
 from designer.pipelines.accounts import tokens
 from designer.pipelines.authoring import drafts
@@ -106,11 +107,21 @@ def _own(case, names) -> bool:
     return bool(changed)
 
 
+class _Server(Client):
+    """The WSGI client of schemathesis, closing each answer once read, as a server does: Django then
+    closes what the request opened (an upload's temporary file, a download's file)."""
+
+    def open(self, *args, **kwargs):
+        return super().open(*args, **{**kwargs, "buffered": True})
+
+
+@pytest.mark.production  # PostgreSQL refuses what SQLite stores (a NUL character): 500s found only there
 @schema.parametrize()
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much])
 def test_every_answer_of_the_api_is_one_its_document_describes(case, world):
     _spare(case, world["names"])
-    case.call_and_validate(headers=world["headers"], checks=CHECKS)
+    server = _Server(get_wsgi_application())
+    case.call_and_validate(session=server, headers=world["headers"], checks=CHECKS)
     if _own(case, world["names"]):
-        case.call_and_validate(headers=world["headers"], checks=CHECKS)
+        case.call_and_validate(session=server, headers=world["headers"], checks=CHECKS)

@@ -111,6 +111,8 @@ INVALID = [
     ("billion laughs", "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)), "j", "it stands for more than 100,000 values once its aliases (*name) are expanded"),  # 9**9
     ("label not text", changed(label=["a"]), "label", "expected text"),
+    ("a NUL character", yaml.safe_dump(changed(label=None)) + 'label: "Tiny\\0Train"\n', "label",
+     "label holds a NUL character (\\0), which no database stores"),
     ("distributed not a flag", changed(distributed="yes please"), "distributed", "expected true or false"),
     ("unknown port type", changed(inputs__data__type="Tensor"), "inputs.data.type", "unknown port type 'Tensor'"),
     ("port type missing", changed(inputs__data={"label": "Data"}), "inputs.data.type", "missing"),

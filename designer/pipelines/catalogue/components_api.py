@@ -19,10 +19,23 @@ from django.http import HttpResponse, JsonResponse
 from designer import limits
 from designer.pipelines.catalogue import components
 from designer.pipelines.models import Component
+from designer.pipelines.openapi import ANY, BOOL, DOWNLOAD, INT, NUM, STR, TIME, Op, arr, named, obj
 from designer.pipelines.web import BadRequest, api
 
 NOT_ALLOWED = (f"adding components needs the permission '{components.PERMISSION_NAME}' (granted by an administrator "
                "in the admin): a component's command runs on the workers")
+
+PORT = named("ComponentPort", obj({"name": STR, "label": STR, "type": STR, "optional": BOOL}))
+PARAM = named("ComponentParam", obj({"name": STR, "label": STR, "type": STR}, {
+    "default": ANY, "min": NUM, "max": NUM, "choices": arr(ANY), "help": STR}))
+VERSION = named("ComponentVersion", obj({
+    "kind": STR, "version": INT, "label": STR, "category": STR, "created_at": TIME, "digest": STR, "file": STR,
+    "description": STR, "distributed": BOOL, "command": STR, "inputs": arr(PORT), "outputs": arr(PORT),
+    "params": arr(PARAM), "metrics": arr(STR), "url": STR}))
+KIND = named("ComponentKind", obj({"kind": STR, "label": STR, "category": STR, "latest_version": INT,
+                                   "versions": arr(VERSION), "url": STR}))
+# the view reads a multipart form only (a JSON body is refused, 400): one `file`, or `files` with their `paths`
+UPLOAD = obj(optional={"file": DOWNLOAD, "files": arr(DOWNLOAD), "paths": arr(STR)})
 
 
 def _ports(ports: list) -> list[dict]:
@@ -95,7 +108,16 @@ def _received(request) -> tuple[list, list[str] | None]:
     return files, names
 
 
-@api("GET", "POST")
+@api("GET", "POST", doc={
+    "GET": Op("Your uploaded components by kind (newest version first), and whether you may add one",
+              obj({"components": arr(KIND), "can_add": BOOL, "max_upload_bytes": INT})),
+    "POST": Op("Upload a component (an archive of its folder, its files, or its component.yaml) as a new version",
+               VERSION, status=201, body=UPLOAD, form=UPLOAD, errors=(403, 413),
+               description="Send multipart/form-data: an archive (.zip, .tar.gz, .tgz, .tar) or a component.yaml in "
+                           "`file`, or a folder's files in `files` with each one's path in its folder in `paths` (one "
+                           "per file, in order). Needs the permission 'Can add component' (403 without it). A bad "
+                           "archive or component file is refused with 400 saying why; an upload larger than "
+                           "`max_upload_bytes`, sent or unpacked, with 413 (`limit_bytes`).")})
 def component_list(request):
     if request.method == "GET":
         return JsonResponse(listing(request.user))
@@ -120,12 +142,15 @@ def _versions(user, kind: str) -> list[Component]:
     return versions
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("One of your components: every version, newest first", KIND)})
 def component_detail(request, kind: str):
     return JsonResponse(kind_json(kind, _versions(request.user, kind)))
 
 
-@api("GET", "DELETE")
+@api("GET", "DELETE", doc={
+    "GET": Op("One version of one of your components", VERSION),
+    "DELETE": Op("Delete a version of a component and its files", status=204, errors=(409,),
+                 description="Refused with 409 while a run that is not over runs that version.")})
 def version_detail(request, kind: str, version: int):
     row = next((v for v in _versions(request.user, kind) if v.version == version), None)
     if row is None:

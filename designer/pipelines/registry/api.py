@@ -12,11 +12,42 @@ from __future__ import annotations
 
 from django.http import HttpResponse, JsonResponse
 
+from designer.engine import paths
 from designer.engine import statuses as st
 from designer.pipelines import downloads
 from designer.pipelines.models import Dataset, ModelVersion, RegisteredModel
+from designer.pipelines.openapi import ANY, BOOL, DOWNLOAD, INT, STR, TIME, Op, arr, maybe, named, obj
 from designer.pipelines.registry import service as registry
 from designer.pipelines.web import BadRequest, api, json_object
+
+# what the API takes and answers, for its OpenAPI document (designer/pipelines/openapi.py)
+VERSION_STATUS = {"type": "string", "enum": list(st.VERSION_STATUSES)}
+TAGS = obj(more=STR)  # {name: text}
+NAMED = obj({"id": INT, "name": STR})
+DATASETS = arr(obj({"id": ANY, "name": STR, "node": STR}))  # id: the Dataset node's parameter, as the run had it
+LINEAGE = obj(optional={  # written at registration; every field optional: an old or imported version may lack some
+    "run": NAMED, "pipeline": maybe(NAMED), "node": obj({"id": STR, "kind": STR, "label": STR}),
+    "datasets": obj(optional={"training": DATASETS, "validation": DATASETS}),
+    "parameters": obj(), "parameter_values": obj(),
+    "started_from": maybe(obj({"node": STR, "kind": STR, "label": STR, "parameters": obj()})),
+    "metrics": obj(), "model_name": maybe(STR), "classes": arr(ANY)})
+
+VERSION = named("ModelVersion", obj({
+    "name": STR, "version": INT, "status": VERSION_STATUS, "error": STR, "description": STR, "tags": TAGS,
+    "created_at": TIME, "has_onnx": BOOL, "size": INT, "format": STR, "lineage": LINEAGE, "run_url": maybe(STR),
+    "pipeline_url": maybe(STR), "download_url": STR, "url": STR, "page_url": STR, "endpoints": arr(STR),
+    "run_deleted": BOOL, "dataset_urls": obj(more=STR)}))
+
+_MODEL = {"name": STR, "latest_version": maybe(INT), "latest_status": maybe(VERSION_STATUS), "classes": arr(ANY),
+          "model_name": maybe(STR), "updated_at": TIME, "url": STR, "page_url": STR}
+MODEL_SUMMARY = named("RegisteredModel", obj({**_MODEL, "versions": INT}))
+MODELS = obj({"models": arr(MODEL_SUMMARY)})
+MODEL = named("RegisteredModelVersions", obj({**_MODEL, "versions": arr(VERSION)}))  # versions: newest first
+
+NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"}  # registry.NAME_RULE
+TAGS_IN = maybe({"type": "object", "propertyNames": {"minLength": 1}, "additionalProperties": {"type": ["string", "number"]}})  # values kept as text
+REGISTER = obj({"run": INT, "node": STR, "name": NAME}, {"output": STR, "description": STR, "tags": TAGS_IN})
+EDIT = obj(optional={"description": STR, "tags": TAGS_IN})
 
 
 def version_json(v: ModelVersion) -> dict:
@@ -54,7 +85,19 @@ def refused(e: registry.RegistryError) -> BadRequest:
     return BadRequest(str(e), status=e.status)
 
 
-@api("GET", "POST")
+def _version(request, name: str, version: int) -> ModelVersion:
+    try:
+        return registry.get_version(request.user, name, version)
+    except registry.RegistryError as e:
+        raise refused(e)
+
+
+@api("GET", "POST", doc={
+    "GET": Op("Your registered models, each with its latest version", MODELS),
+    "POST": Op("Register the model a completed node of one of your runs output as the next version of `name` (`output`: "
+               "the port, where the node has several model outputs)", VERSION, status=201, body=REGISTER,
+               errors=(404,), description="A trained model is then packaged on a worker (`status` preparing, then ready "
+                                          "or failed); a model folder in a format of its own is ready at once.")})
 def model_list(request):
     if request.method == "GET":
         models = RegisteredModel.objects.filter(owner=request.user).prefetch_related("versions")
@@ -71,7 +114,7 @@ def model_list(request):
     return JsonResponse(version_json(version), status=201)
 
 
-@api("GET")
+@api("GET", doc={"GET": Op("A registered model with all its versions, newest first", MODEL)})
 def model_detail(request, name: str):
     m = RegisteredModel.objects.filter(owner=request.user, name=name).first()
     if m is None:
@@ -80,15 +123,18 @@ def model_detail(request, name: str):
     return JsonResponse({**model_summary(m), "versions": [version_json(v) for v in versions]})
 
 
-@api("GET", "PATCH", "DELETE")
+@api("GET", "PATCH", "DELETE", doc={
+    "GET": Op("A version of a registered model, with its lineage", VERSION),
+    "PATCH": Op("Edit a version's description or tags", VERSION, body=EDIT),
+    "DELETE": Op("Delete a version and its files (refused while an endpoint serves it)", status=204, errors=(409,))})
 def version_detail(request, name: str, version: int):
-    try:
-        v = registry.get_version(request.user, name, version)
-        if request.method == "DELETE":
+    v = _version(request, name, version)
+    if request.method == "DELETE":
+        try:
             registry.delete_version(v)
-            return HttpResponse(status=204)
-    except registry.RegistryError as e:
-        raise refused(e)
+        except registry.RegistryError as e:
+            raise refused(e)
+        return HttpResponse(status=204)
     if request.method == "PATCH":
         body = json_object(request)
         if "description" in body:
@@ -104,14 +150,16 @@ def version_detail(request, name: str, version: int):
     return JsonResponse(version_json(v))
 
 
-@api("GET")
+@api("GET", doc={"GET": Op(
+    "Download a version's folder as one .tar.gz", DOWNLOAD, content="application/gzip", errors=(409, 410),
+    description="409 while it is still being packaged, 410 when its files are gone from the artifact store.")})
 def version_download(request, name: str, version: int):
+    v = _version(request, name, version)
     try:
-        v = registry.get_version(request.user, name, version)
         folder = registry.folder_of(v)
-    except registry.RegistryError as e:
-        raise refused(e)
-    if not folder.is_dir():
+    except paths.OutsideFolder:  # a record naming a folder outside the store's models/: not served
+        folder = None
+    if folder is None or not folder.is_dir():
         raise BadRequest(f"the files of {v} are gone from the artifact store", status=410)
     if v.status == st.PREPARING:
         raise BadRequest(f"{v} is still being packaged (torch.export and ONNX): download it in a moment", status=409)

@@ -1,5 +1,12 @@
 """The sweeps' JSON API (the sweep dialog, the sweep page, scripts). Owner only: anyone else's
-sweep answers 404."""
+sweep answers 404.
+
+    GET     /api/sweeps                     the user's sweeps (200 most recent), without their trials
+    POST    /api/sweeps {pipeline, config}  201 a sweep of a saved pipeline, its first trials started
+    GET     /api/sweeps/<id>                one sweep with its trials
+    DELETE  /api/sweeps/<id>                a finished sweep deleted (its runs stay); 409 while it runs
+    POST    /api/sweeps/<id>/cancel         every trial stopped, and the sweep
+    POST    /api/sweeps/<id>/apply-best     the best trial's values become the pipeline's defaults"""
 from __future__ import annotations
 
 from django.http import JsonResponse
@@ -9,9 +16,34 @@ from designer.engine import statuses as st
 from designer.engine import tuning
 from designer.pipelines.authoring import drafts
 from designer.pipelines.models import Sweep
+from designer.pipelines.openapi import ANY, BOOL, INT, NUM, STR, TIME, Op, arr, maybe, named, obj
 from designer.pipelines.runs.api import pipeline_json
+from designer.pipelines.runs.schemas import PIPELINE
 from designer.pipelines.sweeps import service as sweeps
 from designer.pipelines.web import BadRequest, api, body_json
+
+SPACE = arr(obj({"name": STR, "expression": STR, "values": arr(ANY)}))
+CONFIG = named("SweepConfig", obj(
+    {"sampling": STR, "parameter_space": SPACE, "policy": obj({"type": STR}), "primary_metric_name": STR,
+     "primary_metric_goal": STR, "max_total_runs": INT, "max_concurrent_runs": INT},
+    {"max_duration_minutes": NUM, "seed": INT}))
+TRIAL = named("SweepTrial", obj({
+    "number": INT, "run": maybe(INT), "values": obj(), "status": STR, "value": maybe(NUM), "peak": maybe(NUM),
+    "kept_step": maybe(INT), "epochs": INT, "error": STR, "started_at": maybe(TIME), "finished_at": maybe(TIME),
+    "duration": maybe(NUM), "best": BOOL, "curve": arr(arr(NUM)), "stopped_at_step": maybe(INT), "detail": STR,
+    "reused_from_run": maybe(INT)}))
+_SWEEP = {"id": INT, "name": STR, "pipeline": maybe(INT), "status": STR, "message": STR, "config": CONFIG,
+          "primary_metric": obj({"name": STR, "goal": STR}), "swept": arr(STR), "base_values": obj(),
+          "submitted_at": TIME, "started_at": maybe(TIME), "finished_at": maybe(TIME), "duration": maybe(NUM),
+          "best_trial": maybe(INT)}
+SWEEP = named("Sweep", obj({**_SWEEP, "trials": arr(TRIAL)}))
+SWEEP_SUMMARY = named("SweepSummary", obj({**_SWEEP, "trial_count": INT}))
+NEW_SWEEP = obj({"pipeline": INT}, {
+    "name": maybe(STR), "parameters": maybe(obj()),
+    "config": {"anyOf": [obj(optional={"sampling": STR, "parameter_space": SPACE, "policy": {"anyOf": [obj({"type": STR}), STR]},
+                                       "primary_metric_name": STR, "primary_metric_goal": STR, "max_total_runs": INT,
+                                       "max_concurrent_runs": INT, "max_duration_minutes": NUM, "seed": INT}), STR]},
+    "config_yaml": maybe(STR)})
 
 
 def _iso(at):
@@ -56,7 +88,12 @@ def _own(request, pk) -> Sweep:
     return get_object_or_404(Sweep.objects.select_related("best_trial"), pk=pk, owner=request.user)
 
 
-@api("GET", "POST")
+@api("GET", "POST", doc={
+    "GET": Op("Your sweeps, newest first (the 200 most recent), each with its trial count but not its trials",
+              obj({"sweeps": arr(SWEEP_SUMMARY)})),
+    "POST": Op("Start a sweep of one of your saved pipelines: its configuration (HyperDrive's shape) as `config`, an "
+               "object or YAML text, or as `config_yaml`; `parameters`: values of the pipeline parameters not swept",
+               SWEEP, status=201, body=NEW_SWEEP, errors=(404,))})
 def sweep_list(request):
     if request.method == "GET":
         return JsonResponse({"sweeps": [sweep_json(s, False) for s in Sweep.objects.filter(owner=request.user)[:200]]})
@@ -81,7 +118,10 @@ def sweep_list(request):
     return JsonResponse(sweep_json(sweep), status=201)
 
 
-@api("GET", "DELETE")
+@api("GET", "DELETE", doc={
+    "GET": Op("One of your sweeps, with its trials, their values, scores and curves", SWEEP),
+    "DELETE": Op("Delete a finished sweep and its trials (their runs stay); a sweep still running must be cancelled first",
+                 obj({"deleted": INT}), errors=(409,))})
 def sweep_detail(request, pk):
     sweep = _own(request, pk)
     if request.method == "DELETE":
@@ -92,7 +132,8 @@ def sweep_detail(request, pk):
     return JsonResponse(sweep_json(sweep))  # reading only: deadlines are the maintenance loop's
 
 
-@api("POST")
+@api("POST", doc={"POST": Op("Cancel a sweep: stop every trial still running, then the sweep (a finished sweep is "
+                              "answered as it is)", SWEEP)})
 def sweep_cancel(request, pk):
     sweep = _own(request, pk)
     if not sweep.finished:
@@ -101,7 +142,8 @@ def sweep_cancel(request, pk):
     return JsonResponse(sweep_json(sweep))
 
 
-@api("POST")
+@api("POST", doc={"POST": Op("Make the values of the sweep's best trial (so far) the defaults of its pipeline's "
+                              "parameters, as a new revision", obj({"pipeline": PIPELINE}), errors=(400,))})
 def sweep_apply_best(request, pk):
     sweep = _own(request, pk)
     return JsonResponse({"pipeline": pipeline_json(sweeps.apply_best(sweep))})

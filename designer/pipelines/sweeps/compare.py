@@ -16,6 +16,7 @@ from designer.engine import statuses as st
 from designer.engine.problems import node_names
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Run
+from designer.pipelines.openapi import ANY, INT, NUM, STR, TIME, Op, arr, maybe, named, obj
 from designer.pipelines.runs import artifacts
 from designer.pipelines.web import BadRequest, api
 
@@ -25,6 +26,15 @@ _ID = re.compile(r"[0-9]{1,18}")
 # (a learning rate, a count) gets no highlight
 _LOWER_IS_BETTER = ("loss", "error", "seconds", "duration")
 _HIGHER_IS_BETTER = ("accuracy", "top1", "top5", "precision", "recall", "f1", "auc", "per_second", "score")
+
+
+COMPARED = named("RunsCompared", obj({
+    "runs": arr(obj({"id": INT, "name": STR, "pipeline": maybe(INT), "status": STR, "shown_status": STR,
+                     "submitted_at": TIME, "parameters": obj(), "trial": maybe(obj({"sweep": INT, "number": INT}))})),
+    "differences": arr(obj({"key": STR, "label": STR, "values": arr(ANY)})),
+    "metrics": arr(obj({"node": STR, "kind": STR, "label": STR, "name": STR, "step": STR, "goal": maybe(STR),
+                        "final": arr(maybe(NUM)), "curves": arr(arr(arr(NUM))), "kept_step": arr(maybe(INT)),
+                        "kept": arr(maybe(NUM))}))}))
 
 
 def run_ids(given: list[str]) -> list[int]:
@@ -65,7 +75,11 @@ def compare(user, given: list[str]) -> dict:
             "metrics": metrics(runs, catalogue)}
 
 
-@api("GET")
+@api("GET", doc={"GET": Op(
+    "Compare 2 to 10 of your runs side by side: the parameters and run settings that differ, and every metric each "
+    "reported (its final value, its curve, its value at the epoch kept)", COMPARED,
+    query={"runs": {**STR, "description": "the run ids, separated by commas (e.g. 4,7), or the field repeated"}},
+    errors=(404,))})
 def runs_compare(request):
     return JsonResponse(compare(request.user, request.GET.getlist("runs")))
 
