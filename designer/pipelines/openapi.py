@@ -91,6 +91,7 @@ class Op:
     query: dict[str, dict] = field(default_factory=dict)
     errors: tuple[int, ...] = ()
     description: str = ""
+    signed_in: bool = True  # False: anyone may call it (no 401; its own key, if any, is checked elsewhere)
 
 
 DOWNLOAD = {"type": "string", "format": "binary"}
@@ -134,16 +135,28 @@ def document(patterns, prefix: str = "/api/") -> dict:
             "security": [{"token": []}, {"session": []}]}
 
 
+REFUSALS = {
+    400: "the request cannot be used: `error` says why, `problems` (if any) name each field, node or parameter",
+    401: "not signed in, or a token that is not valid",
+    403: "not allowed to you: `error` says which permission it needs",
+    404: "nothing of yours by this name or id",
+    409: "in conflict with what is stored now (in use, running, changed since): `error` says what",
+    410: "gone: its stored files are missing",
+    413: "too large: `error` names the limit and its setting",
+}
+
+
 def _operation(op: Op, parameters: list[dict], tag: str, operation_id: str) -> dict:
-    refused = {"description": "refused", "content": {JSON: {"schema": ERROR}}}
     ok: dict = {"description": op.summary}
     if op.ok is not None:
         ok["content"] = {op.content: {"schema": op.ok}}
-    responses = {str(op.status): ok, "401": {**refused, "description": "not signed in, or a token that is not valid"}}
-    statuses = set(op.errors) | ({404} if parameters else set()) | ({400} if op.body is not None or op.query else set())
+    responses = {str(op.status): ok}
+    statuses = ({401} if op.signed_in else set()) | set(op.errors) | ({404} if parameters else set()) | ({400} if op.body is not None or op.query else set())
     for status in sorted(statuses):
-        responses[str(status)] = refused
+        responses[str(status)] = {"description": REFUSALS.get(status, "refused"), "content": {JSON: {"schema": ERROR}}}
     result: dict = {"operationId": operation_id, "summary": op.summary, "tags": [tag], "responses": responses}
+    if not op.signed_in:
+        result["security"] = []
     if op.description:
         result["description"] = op.description
     query = [{"name": name, "in": "query", "required": False, "schema": schema} for name, schema in op.query.items()]
@@ -179,16 +192,23 @@ def docs_page(patterns):
     def view(request):
         import json
 
+        from django.utils.html import escape
+        from django.utils.safestring import mark_safe
+
+        def text(words: str) -> str:  # `name` as code, the rest escaped
+            return mark_safe(re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(words)))
+
         doc = document(patterns)
         operations = [{"method": method.upper(), "path": path, "anchor": op["operationId"], **op,
+                       "summary": text(op["summary"]), "description": text(op.get("description", "")),
                        "parameters": op.get("parameters", []),
                        "body": json.dumps(op["requestBody"]["content"][JSON]["schema"], indent=1) if "requestBody" in op else "",
-                       "answers": [(status, answer["description"],
+                       "answers": [(status, text(answer["description"]),
                                     json.dumps(next(iter(answer["content"].values()))["schema"], indent=1)
                                     if "content" in answer else "") for status, answer in op["responses"].items()]}
                       for path, item in doc["paths"].items() for method, op in item.items()]
         return render(request, "pipelines/api_docs.html", {
-            "doc": doc, "operations": operations,
+            "doc": doc, "description": text(doc["info"]["description"]), "operations": operations,
             "schemas": [(name, json.dumps(schema, indent=1)) for name, schema in doc["components"]["schemas"].items()]})
 
     return view

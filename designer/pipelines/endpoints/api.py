@@ -120,4 +120,5 @@ endpoint_score.methods = ("POST",)  # type: ignore[attr-defined]
 endpoint_score.openapi = {"POST": Op(  # type: ignore[attr-defined]
     "Scoring is answered by the serving process: 307 to its address (`Location`, and `scoring_url`), method and body "
     "kept", obj({"error": STR, "scoring_url": STR}), status=307,
-    description="No sign-in needed here: the serving process checks the endpoint's key (`Authorization: Bearer <key>`).")}
+    description="No sign-in needed here: the serving process checks the endpoint's key (`Authorization: Bearer <key>`).",
+    signed_in=False)}
