@@ -38,6 +38,8 @@ api_patterns = [
     path("models/<str:name>", registry_api.model_detail),
     path("models/<str:name>/versions/<int:version>", registry_api.version_detail),
     path("models/<str:name>/versions/<int:version>/download", registry_api.version_download),
+    path("schemas/component.json", components_api.component_schema),
+    path("schemas/sweep-config.json", sweeps_api.sweep_config_schema),
     path("components", components_api.component_list),
     path("components/<str:kind>", components_api.component_detail),
     path("components/<str:kind>/versions/<int:version>", components_api.version_detail),

@@ -22,7 +22,7 @@ PARAM_TYPES = {"int": Int, "float": Float, "bool": Bool, "choice": Choice, "stri
 PARAM_ALIASES = {"integer": "int", "number": "float", "boolean": "bool", "str": "string"}
 _RANGE = ("min", "max", "min_exclusive", "max_exclusive")
 PARAM_FIELDS = {"int": _RANGE, "float": _RANGE, "bool": (), "choice": ("choices",), "string": ("multiline",)}
-_IMPLIED_DEFAULTS = {"bool": False, "string": ""}
+IMPLIED_DEFAULTS = {"bool": False, "string": ""}
 
 
 class ComponentError(ValueError):
@@ -181,7 +181,7 @@ def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | Non
         fields["choices"] = _choices(problems, where, decl)
     elif kind == "string":
         fields["multiline"] = decl.get("multiline", False) is True
-    default = decl.get("default", _IMPLIED_DEFAULTS.get(kind))
+    default = decl.get("default", IMPLIED_DEFAULTS.get(kind))
     if kind == "choice" and "default" not in decl:
         default = fields["choices"][0] if fields["choices"] else None
     if default is None:

@@ -173,6 +173,21 @@ def _operation(op: Op, parameters: list[dict], tag: str, operation_id: str) -> d
 # ---------------------------------------------------------------- served
 
 
+def schema_view(summary: str, build):
+    """GET: the JSON Schema `build()` makes (of a file a person writes), for anyone: the pages and
+    an editor's YAML support read it; the server checks the same file from the same declarations."""
+    from django.views.decorators.http import require_GET
+
+    @require_GET
+    def view(request):
+        return JsonResponse(build(), json_dumps_params={"indent": 1})
+
+    view.methods = ("GET",)  # type: ignore[attr-defined]
+    view.openapi = {"GET": Op(summary, obj({"$schema": STR, "type": STR}), signed_in=False)}  # type: ignore[attr-defined]
+    return view
+
+
+
 def document_view(patterns):
     """GET /api/openapi.json: the document, for anyone (it holds no one's data)."""
 

@@ -3,23 +3,19 @@
  * library is passed in, so that Node's tests use the same code); which field a problem names. */
 
 import { isArgument } from './sweepargs.js';
+import SCHEMA from './sweepschema.js';
 
-export const SAMPLINGS = ['random', 'grid', 'bayesian'];
-export const GOALS = ['maximize', 'minimize'];
+// the vocabulary of a configuration, read from its JSON Schema (designer/engine/sweep_schema.py, which
+// the server makes from its own checker's declarations and serves at /api/schemas/sweep-config.json)
+const PROPS = SCHEMA.properties;
+/** @type {string[]} */
+export const SAMPLINGS = PROPS.sampling.examples;
+/** @type {string[]} */
+export const GOALS = PROPS.primary_metric_goal.examples;
 
 /** Each expression's values, in order (choice: a list of any length). */
-export const EXPRESSIONS = {
-  choice: ['values'],
-  randint: ['upper'],
-  uniform: ['low', 'high'],
-  quniform: ['low', 'high', 'q'],
-  loguniform: ['min_value', 'max_value'],
-  qloguniform: ['min_value', 'max_value', 'q'],
-  normal: ['mu', 'sigma'],
-  qnormal: ['mu', 'sigma', 'q'],
-  lognormal: ['mu', 'sigma'],
-  qlognormal: ['mu', 'sigma', 'q'],
-};
+export const EXPRESSIONS = Object.fromEntries(PROPS.parameter_space.items.oneOf.map((/** @type {any} */ e) => [
+  e.properties.expression.title, e.properties.values.prefixItems ? e.properties.values.prefixItems.map((/** @type {any} */ v) => v.title) : ['values']]));
 
 /** What each value field means, shown beside it. */
 export const FIELD_HINTS = {
@@ -36,12 +32,9 @@ export function expressionHint(expression, fields) {
   return '';
 }
 
-export const POLICIES = {
-  BanditPolicy: ['evaluation_interval', 'slack_factor', 'slack_amount', 'delay_evaluation', 'stop_grace_seconds'],
-  MedianStoppingPolicy: ['evaluation_interval', 'delay_evaluation', 'stop_grace_seconds'],
-  TruncationSelectionPolicy: ['evaluation_interval', 'truncation_percentage', 'delay_evaluation', 'stop_grace_seconds'],
-  NoTerminationPolicy: [],
-};
+/** Each early-termination policy and its fields. */
+export const POLICIES = Object.fromEntries(PROPS.policy.anyOf.filter((/** @type {any} */ p) => p.title).map((/** @type {any} */ p) => [
+  p.title, Object.keys(p.properties).filter((k) => k !== 'type')]));
 /** What each policy field means (HyperDrive's meanings), shown under it. */
 export const POLICY_HINTS = {
   evaluation_interval: 'epochs between two checks', delay_evaluation: 'epochs before the first check',
@@ -50,8 +43,9 @@ export const POLICY_HINTS = {
   stop_grace_seconds: 'a stopped trial\'s script is ended this long after it is asked (empty: 60)',
 };
 export const POLICY_DEFAULTS = { evaluation_interval: '1', slack_factor: '0.1', delay_evaluation: '0', truncation_percentage: '20' };
-export const LIMITS = ['max_total_runs', 'max_concurrent_runs', 'max_duration_minutes', 'seed'];
-const KNOWN = new Set(['sampling', 'parameter_space', 'policy', 'primary_metric_name', 'primary_metric_goal', ...LIMITS]);
+const NOT_LIMITS = new Set(['sampling', 'parameter_space', 'policy', 'primary_metric_name', 'primary_metric_goal']);
+export const LIMITS = Object.keys(PROPS).filter((k) => !NOT_LIMITS.has(k));
+const KNOWN = new Set(Object.keys(PROPS));
 
 const str = (v) => (v === null || v === undefined ? '' : String(v));
 

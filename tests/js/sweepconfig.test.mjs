@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import YAML from 'yaml';
 import {
-  EXPRESSIONS, configToForm, configYaml, defaultForm, expressionHint, fixedOf, fixedValues, formToConfig, parseYaml, problemField, rowFor,
+  EXPRESSIONS, GOALS, LIMITS, POLICIES, SAMPLINGS, configToForm, configYaml, defaultForm, expressionHint, fixedOf, fixedValues, formToConfig, parseYaml, problemField, rowFor,
 } from '../../static/js/sweepconfig.js';
 
 const PARAMS = [
@@ -132,4 +132,15 @@ test('the parameters a sweep leaves out keep a value for every trial, typed, and
   assert.deepEqual(fixedValues(all), {});
   all.rows[1].swept = false;
   assert.deepEqual(fixedValues(all), { batch_size: 16 });
+});
+
+test('the form offers the vocabulary of the server\'s JSON Schema of a configuration (static/js/sweepschema.js)', () => {
+  assert.deepEqual(SAMPLINGS, ['random', 'grid', 'bayesian']);
+  assert.deepEqual(GOALS, ['maximize', 'minimize']);
+  assert.deepEqual(EXPRESSIONS.qloguniform, ['min_value', 'max_value', 'q']);
+  assert.deepEqual(EXPRESSIONS.choice, ['values']);
+  assert.equal(Object.keys(EXPRESSIONS).length, 10);
+  assert.deepEqual(POLICIES.TruncationSelectionPolicy, ['evaluation_interval', 'delay_evaluation', 'truncation_percentage', 'stop_grace_seconds']);
+  assert.deepEqual(POLICIES.NoTerminationPolicy, []);
+  assert.deepEqual(LIMITS, ['max_total_runs', 'max_concurrent_runs', 'max_duration_minutes', 'seed']);
 });

@@ -9,6 +9,8 @@ permission (its command runs on the workers), granted by an administrator in the
                                                    input gives it in webkitRelativePath) -> 201
     GET    /api/components/<kind>                  its versions
     GET|DELETE /api/components/<kind>/versions/<n>
+    GET    /api/schemas/component.json             the JSON Schema of a component file (sdk/component_schema.py),
+                                                   for anyone: an editor's YAML support and the page read it
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from django.http import HttpResponse, JsonResponse
 from designer import limits
 from designer.pipelines.catalogue import components
 from designer.pipelines.models import Component
-from designer.pipelines.openapi import ANY, BOOL, DOWNLOAD, INT, NUM, STR, TIME, Op, arr, named, obj
+from designer.pipelines.openapi import ANY, BOOL, DOWNLOAD, INT, NUM, STR, TIME, Op, arr, named, obj, schema_view
 from designer.pipelines.web import BadRequest, api
+from sdk import component_schema as component_file_schema
 
 NOT_ALLOWED = (f"adding components needs the permission '{components.PERMISSION_NAME}' (granted by an administrator "
                "in the admin): a component's command runs on the workers")
@@ -162,3 +165,7 @@ def version_detail(request, kind: str, version: int):
             raise BadRequest(str(e), status=e.status)
         return HttpResponse(status=204)
     return JsonResponse(version_json(row))
+
+
+component_schema = schema_view("The JSON Schema of a component file (component.yaml): for your editor's YAML support and "
+                               "the components page", component_file_schema.schema)

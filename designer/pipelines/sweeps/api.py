@@ -13,10 +13,10 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 
 from designer.engine import statuses as st
-from designer.engine import tuning
+from designer.engine import sweep_schema, tuning
 from designer.pipelines.authoring import drafts
 from designer.pipelines.models import Sweep
-from designer.pipelines.openapi import ANY, BOOL, INT, NUM, STR, TIME, Op, arr, maybe, named, obj
+from designer.pipelines.openapi import ANY, BOOL, INT, NUM, STR, TIME, Op, arr, maybe, named, obj, schema_view
 from designer.pipelines.runs.api import pipeline_json
 from designer.pipelines.runs.schemas import PIPELINE
 from designer.pipelines.sweeps import service as sweeps
@@ -38,12 +38,10 @@ _SWEEP = {"id": INT, "name": STR, "pipeline": maybe(INT), "status": STR, "messag
           "best_trial": maybe(INT)}
 SWEEP = named("Sweep", obj({**_SWEEP, "trials": arr(TRIAL)}))
 SWEEP_SUMMARY = named("SweepSummary", obj({**_SWEEP, "trial_count": INT}))
-NEW_SWEEP = obj({"pipeline": INT}, {
-    "name": maybe(STR), "parameters": maybe(obj()),
-    "config": {"anyOf": [obj(optional={"sampling": STR, "parameter_space": SPACE, "policy": {"anyOf": [obj({"type": STR}), STR]},
-                                       "primary_metric_name": STR, "primary_metric_goal": STR, "max_total_runs": INT,
-                                       "max_concurrent_runs": INT, "max_duration_minutes": NUM, "seed": INT}), STR]},
-    "config_yaml": maybe(STR)})
+# what a person writes: the schema the page and editors read (designer/engine/sweep_schema.py), or its YAML text
+WRITTEN = named("SweepConfigWritten", {k: v for k, v in sweep_schema.schema().items() if k not in ("$schema", "$id")})
+NEW_SWEEP = obj({"pipeline": INT}, {"name": maybe(STR), "parameters": maybe(obj()), "config": {"anyOf": [WRITTEN, STR]},
+                                    "config_yaml": maybe(STR)})
 
 
 def _iso(at):
@@ -147,3 +145,8 @@ def sweep_cancel(request, pk):
 def sweep_apply_best(request, pk):
     sweep = _own(request, pk)
     return JsonResponse({"pipeline": pipeline_json(sweeps.apply_best(sweep))})
+
+
+sweep_config_schema = schema_view("The JSON Schema of a sweep configuration (YAML or JSON): what the sweep form and "
+                                  "an editor's YAML support read; the server checks the same shape and more",
+                                  sweep_schema.schema)
