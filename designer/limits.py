@@ -35,6 +35,7 @@ from daphne import http_protocol
 from django.conf import settings
 from twisted.internet import threads
 
+from designer import backpressure
 from designer.engine import jsontext
 
 logger = logging.getLogger(__name__)
@@ -133,8 +134,9 @@ def token_valid(secret: str) -> bool:
         connections.close_all()  # this thread's connections only (a pool takes them back)
 
 
-class BoundedRequest(http_protocol.WebRequest):
-    """daphne's request with the Twisted hooks that receive the body bounded (module docstring)."""
+class BoundedRequest(backpressure.PacedReplies, http_protocol.WebRequest):
+    """daphne's request with the Twisted hooks that receive the body bounded (module docstring),
+    and its answer sent no faster than the client takes it (designer/backpressure.py)."""
 
     _refused = False
     _holding = False  # the session is being checked: the transport is paused, chunks kept here
@@ -247,3 +249,4 @@ def install() -> None:
     is made, so this must run before daphne listens (designer/asgi.py, which both `daphne` and
     `manage.py runserver` import before they start)."""
     http_protocol.WebRequest = BoundedRequest
+    backpressure.install()
