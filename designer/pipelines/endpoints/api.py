@@ -31,7 +31,7 @@ ENDPOINT = named("Endpoint", obj({
     "recent_errors": arr(obj({"at": TIME, "status": INT, "message": STR})), "versions": arr(INT),
     "created_at": TIME, "updated_at": TIME, "url": STR, "api_url": STR}))
 SCRIPT = {"entry_script": STR, "entry_script_name": STR}  # the original's scoring script, init() and run(raw_data)
-NAME = {"type": "string", "pattern": endpoints._NAME.pattern}  # endpoints.NAME_RULE
+NAME = {"type": "string", "pattern": endpoints.NAME_PATTERN.pattern}  # endpoints.NAME_RULE
 DEPLOY = obj({"model": STR, "version": INT}, {"name": NAME, **SCRIPT})
 SWITCH = obj(optional={"version": INT, **SCRIPT})
 SCRIPT_REFUSALS = (403, 413)  # an entry script needs the permission to add components; at most 256 KB
@@ -106,7 +106,7 @@ def endpoint_keys(request, name: str):
 def endpoint_score(request, name: str):
     """Scoring is served by the serving processes: a client that came here is sent there, its
     method and body kept (307); the key is checked there (no browser session needed)."""
-    if not endpoints._NAME.fullmatch(name):  # names no endpoint; a newline in it cannot be a Location (a 500)
+    if not endpoints.NAME_PATTERN.fullmatch(name):  # names no endpoint; a newline in it cannot be a Location (a 500)
         return JsonResponse({"error": f"there is no endpoint {name!r}: a name is {endpoints.NAME_RULE}"}, status=404)
     target = endpoints.scoring_url_for(name)
     response = JsonResponse({"error": f"scoring is answered by the serving process: POST {target}", "scoring_url": target},

@@ -25,7 +25,7 @@ from designer.pipelines.registry.service import RegistryError, get_version
 from sdk.formats import custom_model
 
 NAME_RULE = "3 to 32 lowercase letters, digits or '-', starting with a letter and not ending with '-'"
-_NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}[a-z0-9]$")
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]{1,30}[a-z0-9]$")  # NAME_RULE in words
 REPLICA_SILENT_AFTER = timedelta(seconds=15)  # a serving process not heard of for longer is gone
 RECENT_ERRORS = 20
 KEYS = ("primary", "secondary")
@@ -56,7 +56,7 @@ def create(owner, model_name: str, number, name: str | None = None, entry_script
     script, script_name = entry_scripts.check(owner, entry_script, script_name) if entry_script is not None else ("", "")
     version = _servable(get_version(owner, model_name, number), script)
     name = name or default_name(model_name)
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise RegistryError(f"endpoint name {str(name)[:80]!r} is not usable: a name is {NAME_RULE}")
     try:
         with transaction.atomic():
