@@ -15,12 +15,15 @@ document does not name (an answer may grow), but every field it names is checked
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 JSON = "application/json"
 VERSION = "1"  # of the API: paths and fields are only ever added under one version
@@ -176,8 +179,6 @@ def _operation(op: Op, parameters: list[dict], tag: str, operation_id: str) -> d
 def schema_view(summary: str, build):
     """GET: the JSON Schema `build()` makes (of a file a person writes), for anyone: the pages and
     an editor's YAML support read it; the server checks the same file from the same declarations."""
-    from django.views.decorators.http import require_GET
-
     @require_GET
     def view(request):
         return JsonResponse(build(), json_dumps_params={"indent": 1})
@@ -187,43 +188,45 @@ def schema_view(summary: str, build):
     return view
 
 
+_BUILT: dict[int, dict] = {}
+
+
+def built(patterns) -> dict:
+    """document(patterns), built once per process (the routes and declarations are code)."""
+    if id(patterns) not in _BUILT:
+        _BUILT[id(patterns)] = document(patterns)
+    return _BUILT[id(patterns)]
+
 
 def document_view(patterns):
     """GET /api/openapi.json: the document, for anyone (it holds no one's data)."""
 
-    @lru_cache(maxsize=1)
-    def built() -> dict:
-        return document(patterns)
-
     def view(request):
-        return JsonResponse(built(), json_dumps_params={"indent": 1})
+        return JsonResponse(built(patterns), json_dumps_params={"indent": 1})
 
     return view
+
+
+def _text(words: str) -> str:
+    """Words of the document for the page: `name` as code, the rest escaped."""
+    return mark_safe(re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(words)))
 
 
 def docs_page(patterns):
     """GET /api/docs: the same document as a page to read, an operation under each path."""
 
     def view(request):
-        import json
-
-        from django.utils.html import escape
-        from django.utils.safestring import mark_safe
-
-        def text(words: str) -> str:  # `name` as code, the rest escaped
-            return mark_safe(re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(words)))
-
-        doc = document(patterns)
+        doc = built(patterns)
         operations = [{"method": method.upper(), "path": path, "anchor": op["operationId"], **op,
-                       "summary": text(op["summary"]), "description": text(op.get("description", "")),
+                       "summary": _text(op["summary"]), "description": _text(op.get("description", "")),
                        "parameters": op.get("parameters", []),
                        "body": json.dumps(op["requestBody"]["content"][JSON]["schema"], indent=1) if "requestBody" in op else "",
-                       "answers": [(status, text(answer["description"]),
+                       "answers": [(status, _text(answer["description"]),
                                     json.dumps(next(iter(answer["content"].values()))["schema"], indent=1)
                                     if "content" in answer else "") for status, answer in op["responses"].items()]}
                       for path, item in doc["paths"].items() for method, op in item.items()]
         return render(request, "pipelines/api_docs.html", {
-            "doc": doc, "description": text(doc["info"]["description"]), "operations": operations,
+            "doc": doc, "description": _text(doc["info"]["description"]), "operations": operations,
             "schemas": [(name, json.dumps(schema, indent=1)) for name, schema in doc["components"]["schemas"].items()]})
 
     return view

@@ -60,10 +60,12 @@ def api_schema(django_db_blocker):
 
 
 @pytest.fixture
-def world(django_user_model):
+def world(django_user_model, settings, tmp_path):
     """A user, the token the requests carry, and objects of theirs that the paths can name. The
     requests reach the app as WSGI calls inside the test's transaction: as Django's test client
-    does, the connection is not closed at each request's start and end."""
+    does, the connection is not closed at each request's start and end. Their files go to a folder
+    of this test's: the rows are rolled back, and a later test given the same ids must not find them."""
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     signals.request_started.disconnect(close_old_connections)
     signals.request_finished.disconnect(close_old_connections)
     try:

@@ -3,6 +3,7 @@ downloads.py): three simultaneous downloads of a 64 MB model version grow the we
 few MB, not by the archive (Django reads a synchronous FileResponse whole under ASGI)."""
 import http.client
 import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -52,6 +53,7 @@ def test_three_slow_downloads_of_a_64_mb_version_at_once_grow_the_web_process_by
     owner = users["owner"]
     registered = RegisteredModel.objects.create(owner=owner, name="big")
     folder = Path(settings.ARTIFACT_ROOT) / f"models/{owner.id}/{registered.id}/1"
+    shutil.rmtree(folder, ignore_errors=True)  # a rolled-back test given the same ids may have left its files
     folder.mkdir(parents=True)
     (folder / "model.pt").write_bytes(os.urandom(SIZE))  # weights hardly compress
     (folder / "model.yaml").write_text("classes: [a, b]\n")

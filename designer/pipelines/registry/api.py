@@ -44,7 +44,7 @@ MODEL_SUMMARY = named("RegisteredModel", obj({**_MODEL, "versions": INT}))
 MODELS = obj({"models": arr(MODEL_SUMMARY)})
 MODEL = named("RegisteredModelVersions", obj({**_MODEL, "versions": arr(VERSION)}))  # versions: newest first
 
-NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"}  # registry.NAME_RULE
+NAME = {"type": "string", "pattern": registry.NAME_PATTERN.pattern}  # registry.NAME_RULE
 TAGS_IN = maybe({"type": "object", "propertyNames": {"minLength": 1}, "additionalProperties": {"type": ["string", "number"]}})  # values kept as text
 REGISTER = obj({"run": INT, "node": STR, "name": NAME}, {"output": STR, "description": STR, "tags": TAGS_IN})
 EDIT = obj(optional={"description": STR, "tags": TAGS_IN})

@@ -38,7 +38,7 @@ REGISTERED_MODEL_KIND = "registered_model"
 TRAIN_KIND, EXPORT_KIND = "train_pytorch_model", "export_to_onnx"
 SOURCES = {TRAIN_KIND: "trained_model", EXPORT_KIND: "onnx_model"}  # module kind: its model output
 NAME_RULE = "1 to 100 letters, digits, '_', '-' or '.', starting with a letter or digit"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")  # NAME_RULE in words
 RESEND_AFTER = timedelta(minutes=2)  # a packaging message not picked up by then is sent again
 RECLAIM_AFTER = timedelta(minutes=30)  # a packaging that started and never ended (its worker died)
 
@@ -52,7 +52,7 @@ class RegistryError(ValueError):
 
 
 def check_name(name) -> str:
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise RegistryError(f"model name {name!r} is not usable: a name is {NAME_RULE}")
     return name
 

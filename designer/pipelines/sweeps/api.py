@@ -16,17 +16,15 @@ from designer.engine import statuses as st
 from designer.engine import sweep_schema, tuning
 from designer.pipelines.authoring import drafts
 from designer.pipelines.models import Sweep
-from designer.pipelines.openapi import ANY, BOOL, INT, NUM, STR, TIME, Op, arr, maybe, named, obj, schema_view
+from designer.pipelines.openapi import BOOL, INT, NUM, STR, TIME, Op, arr, maybe, named, obj, schema_view
 from designer.pipelines.runs.api import pipeline_json
 from designer.pipelines.runs.schemas import PIPELINE
 from designer.pipelines.sweeps import service as sweeps
 from designer.pipelines.web import BadRequest, api, body_json
 
-SPACE = arr(obj({"name": STR, "expression": STR, "values": arr(ANY)}))
-CONFIG = named("SweepConfig", obj(
-    {"sampling": STR, "parameter_space": SPACE, "policy": obj({"type": STR}), "primary_metric_name": STR,
-     "primary_metric_goal": STR, "max_total_runs": INT, "max_concurrent_runs": INT},
-    {"max_duration_minutes": NUM, "seed": INT}))
+# a configuration as a person writes it and as a sweep keeps it (its canonical form is one of them): the
+# schema the page and editors read (designer/engine/sweep_schema.py)
+CONFIG = named("SweepConfig", {k: v for k, v in sweep_schema.schema().items() if k not in ("$schema", "$id")})
 TRIAL = named("SweepTrial", obj({
     "number": INT, "run": maybe(INT), "values": obj(), "status": STR, "value": maybe(NUM), "peak": maybe(NUM),
     "kept_step": maybe(INT), "epochs": INT, "error": STR, "started_at": maybe(TIME), "finished_at": maybe(TIME),
@@ -38,9 +36,7 @@ _SWEEP = {"id": INT, "name": STR, "pipeline": maybe(INT), "status": STR, "messag
           "best_trial": maybe(INT)}
 SWEEP = named("Sweep", obj({**_SWEEP, "trials": arr(TRIAL)}))
 SWEEP_SUMMARY = named("SweepSummary", obj({**_SWEEP, "trial_count": INT}))
-# what a person writes: the schema the page and editors read (designer/engine/sweep_schema.py), or its YAML text
-WRITTEN = named("SweepConfigWritten", {k: v for k, v in sweep_schema.schema().items() if k not in ("$schema", "$id")})
-NEW_SWEEP = obj({"pipeline": INT}, {"name": maybe(STR), "parameters": maybe(obj()), "config": {"anyOf": [WRITTEN, STR]},
+NEW_SWEEP = obj({"pipeline": INT}, {"name": maybe(STR), "parameters": maybe(obj()), "config": {"anyOf": [CONFIG, STR]},
                                     "config_yaml": maybe(STR)})
 
 
