@@ -116,3 +116,12 @@ def test_sweep_configurations_with_numbers_past_a_float_or_nested_thousands_deep
 def test_an_upload_with_a_length_that_is_not_a_number_is_not_a_500(owner_client):
     r = owner_client.post("/api/datasets", {}, CONTENT_LENGTH="abc")
     assert r.status_code == 400 and r["Content-Type"] == "application/json"
+
+
+def test_a_name_typed_with_a_nul_character_is_refused_by_the_pages(owner_client):
+    """PostgreSQL's text cannot store a NUL: the pages' names refuse it before the database does."""
+    r = owner_client.post("/pipelines/new", {"name": "a\x00b"})
+    assert r.status_code == 400 and "a name cannot hold a NUL character" in r.content.decode()
+    r = owner_client.post("/account/tokens/", {"name": "a\x00b"})
+    assert r.status_code == 400 and "a token&#x27;s name cannot hold a NUL character" in r.content.decode()
+    assert not Pipeline.objects.exists()

@@ -41,6 +41,8 @@ def create(owner, name: str) -> tuple[ApiToken, str]:
         raise ValueError("give the token a name (what script or machine it is for)")
     if len(name) > MAX_NAME:
         raise ValueError(f"a token's name is at most {MAX_NAME} characters")
+    if "\x00" in name:  # PostgreSQL's text cannot store it
+        raise ValueError("a token's name cannot hold a NUL character (\\x00)")
     secret = PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(owner=owner, name=name, prefix=secret[:SHOWN_CHARS], digest=digest(secret))
     return token, secret

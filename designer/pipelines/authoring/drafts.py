@@ -70,6 +70,8 @@ def _check_name(name) -> None:
         raise DraftError(f"`name` is text, got {name!r}")
     if name and len(name.strip()) > MAX_NAME:
         raise DraftError(f"a name may have at most {MAX_NAME} characters (this one has {len(name.strip())})")
+    if name and "\x00" in name:  # PostgreSQL's text cannot store it
+        raise DraftError("a name cannot hold a NUL character (\\x00)")
 
 
 # ---------------------------------------------------------------- reading (own pipelines only)
@@ -214,8 +216,7 @@ def rename(p: Pipeline, name: str) -> None:
     name = name.strip()
     if not name:
         raise DraftError("a name cannot be empty")
-    if len(name) > MAX_NAME:
-        raise DraftError(f"a name may have at most {MAX_NAME} characters (this one has {len(name)})")
+    _check_name(name)
     if not Pipeline.objects.filter(pk=p.pk).update(name=name, revision=F("revision") + 1):
         raise Pipeline.DoesNotExist(f"pipeline {p.pk} was deleted")
     p.refresh_from_db(fields=["name", "revision"])
