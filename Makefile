@@ -72,21 +72,32 @@ START := $(shell date +%s)
 timed = @echo '$(1)'; t=$$(date +%s); trap 'echo "make test: $$(( $$(date +%s) - t )) s for $(2); \
 	$$(( $$(date +%s) - $(START) )) s since make test began"' EXIT; $(1)
 
-# each pass in TEST_PROCESSES processes (pytest-xdist; 0: in this one), which take whole units of
-# tests, the longest first (tests/conftest.py, _xdist_units): about twice as fast on 2 cores, since
-# tests wait on workers, servers and browsers much of their time
-TEST_PROCESSES ?= 2
-XDIST := -n $(TEST_PROCESSES) --dist loadgroup --no-loadscope-reorder
+# the two pytest passes side by side (tests/passes.sh): the embedded pass in EMBEDDED_PROCESSES
+# processes, the production pass in PRODUCTION_PROCESSES beside it (pytest-xdist; each process takes
+# whole units of tests, the longest first: tests/conftest.py, _xdist_units). Each pass alone leaves
+# a third of the two cores idle, since tests wait on workers, servers and browsers much of their time
+EMBEDDED_PROCESSES ?= 2
+PRODUCTION_PROCESSES ?= 1
+export EMBEDDED_PROCESSES PRODUCTION_PROCESSES
+comma := ,
 
-# first the structure (dependencies one way: pyproject.toml's import-linter contracts; the page
-# script's pure modules with Node's own test runner), then everything else
+# first the structure (dependencies one way: pyproject.toml's import-linter contracts), the types,
+# the docs (links and anchors) and the page script's pure modules (Node's own test runner), side by
+# side; then the two passes
 test: deps chromium
-	$(call timed,.venv/bin/lint-imports,lint-imports)
-	$(call timed,.venv/bin/mypy,mypy)
-	$(call timed,.venv/bin/mkdocs build --strict --quiet,the documentation (docs/: links and anchors checked))
-	$(call timed,npm test --silent,the Node tests)
-	$(call timed,$(PY) -m pytest $(XDIST),the embedded pass)
-	$(call timed,$(PROD_ENV) $(PY) -m pytest -m production $(XDIST),the production pass)
+	$(call timed,$(MAKE) -s --no-print-directory -j 4 --output-sync=target checks,the checks (lint-imports$(comma) mypy$(comma) docs$(comma) Node side by side))
+	$(call timed,bash tests/passes.sh "$(PROD_ENV)",the two passes)
+
+checks: check-imports check-types check-docs check-node
+check-imports:
+	.venv/bin/lint-imports
+check-types:
+	.venv/bin/mypy
+check-docs:
+	.venv/bin/mkdocs build --strict --quiet
+check-node:
+	npm test --silent
+.PHONY: checks check-imports check-types check-docs check-node
 
 # every benchmark, one after the other: each prints its figures and ratios against its target
 bench: deps chromium

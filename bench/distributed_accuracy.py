@@ -1,7 +1,7 @@
 """Distributed accuracy: 2 x 1 (two nodes of one process) against one process of the same global
 batch, over several seeds: is the gap the code's doing, or the spread of training itself?
 
-    .venv/bin/python bench/distributed_accuracy.py      # SEEDS=1,2,3 EPOCHS=6 GLOBAL_BATCH=32 SYNC_BN=0 PER_CLASS=all
+    .venv/bin/python bench/distributed_accuracy.py      # SEEDS=1,2,3 EPOCHS=6 GLOBAL_BATCH=32 SYNC_BN=0 PER_CLASS=all SIZE=32
 
 The recipe and data of tests/training/test_distributed_training.py (examples/digits.json's
 modules: scikit-learn's digits at 32x32, Split Image Directory 0.75 with seed 0: 1,347 training and
@@ -38,6 +38,7 @@ SEEDS = [int(s) for s in os.environ.get("SEEDS", "1,2,3").split(",")]
 EPOCHS = int(os.environ.get("EPOCHS", "6"))
 GLOBAL_BATCH = int(os.environ.get("GLOBAL_BATCH", "32"))
 SYNC_BN = os.environ.get("SYNC_BN", "0") == "1"
+SIZE = int(os.environ.get("SIZE", "32"))  # pixels a side, as Init Image Transformation resizes
 PER_CLASS = None if os.environ.get("PER_CLASS", "all") == "all" else int(os.environ["PER_CLASS"])  # images of each digit
 LIMIT = 0.02  # tests/training/test_distributed_training.py before this benchmark: 2 points
 THREADS = 1
@@ -51,10 +52,10 @@ def prepare(root: Path) -> dict:
     from tests.imagesets import digits_folder
     from tests.modules.model_helpers import image_dir, run, untrained
 
-    every = image_dir(root / "all", digits_folder(root / "digits", per_class=PER_CLASS))
+    every = image_dir(root / "all", digits_folder(root / "digits", per_class=PER_CLASS, size=SIZE))
     parts, _ = run(SplitImageDirectory, root / "split", {"fraction": 0.75, "random_seed": 0}, image_directory=every)
     recipe, _ = run(InitImageTransformation, root / "transform",
-                    {"resize": True, "size": 32, "center_crop": False, "random_horizontal_flip": False})
+                    {"resize": True, "size": SIZE, "center_crop": False, "random_horizontal_flip": False})
     applied = {}
     for name, part, mode in (("train", "results_dataset1", "For training"), ("val", "results_dataset2", "For inference")):
         out, _ = run(ApplyImageTransformation, root / f"apply_{name}", {"mode": mode},
@@ -120,7 +121,7 @@ def main() -> int:
         dirs = prepare(root)
         variants = ["2 x 1"] + (["2 x 1 sync-bn"] if SYNC_BN else [])
         rows: dict[str, list[tuple[float, float]]] = {"1 process": [], **{v: [] for v in variants}}
-        print(f"digits 32x32 ({PER_CLASS or 'all'} of each), ResNet-18 from scratch, {EPOCHS} epochs, "
+        print(f"digits {SIZE}x{SIZE} ({PER_CLASS or 'all'} of each), ResNet-18 from scratch, {EPOCHS} epochs, "
               f"global batch {GLOBAL_BATCH}, seeds {SEEDS}", flush=True)
         for seed in SEEDS:
             started = time.monotonic()
@@ -134,6 +135,9 @@ def main() -> int:
               f"(sd {100 * (statistics.stdev(a for a, _ in one) if len(one) > 1 else 0):.2f}), kept "
               f"{100 * statistics.mean(k for _, k in one):.2f}% (sd {100 * (statistics.stdev(k for _, k in one) if len(one) > 1 else 0):.2f})")
         for v in variants:
+            two = [a for a, _ in rows[v]]
+            print(f"{v} alone across seeds: last epoch {100 * statistics.mean(two):.2f}% "
+                  f"(sd {100 * (statistics.stdev(two) if len(two) > 1 else 0):.2f}, range {100 * min(two):.2f}% to {100 * max(two):.2f}%)")
             print(summary(f"{v} - 1 process, last epoch", [a - b for (a, _), (b, _) in zip(rows[v], one)]))
             print(summary(f"{v} - 1 process, kept epoch", [a - b for (_, a), (_, b) in zip(rows[v], one)]))
     finally:

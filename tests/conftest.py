@@ -41,8 +41,10 @@ os.environ.setdefault("SECRET_KEY", "tests-only-" + "k3y-0f-th3-t3st-s3ss10n-" *
 os.environ["DJANGO_SETTINGS_MODULE"] = "designer.settings"
 # pytest-xdist's processes (`make test`) each have their own folder, SQLite files and test database
 # (pytest-django's suffix); on Redis, process N uses the databases 2N below the given ones (a test
-# empties its broker, and a worker takes any task of its queue)
-XDIST_INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
+# empties its broker, and a worker takes any task of its queue). Two sessions side by side (`make
+# test`'s two passes) number their processes apart: TEST_PROCESS_OFFSET is added to the second's
+# (its ports, tests/servers.py, and its Redis databases then differ from the first's)
+XDIST_INDEX = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:]) + int(os.environ.get("TEST_PROCESS_OFFSET", "0"))
 for _name in ("CELERY_BROKER_URL", "CHANNEL_LAYER_URL"):
     if XDIST_INDEX and (_m := re.fullmatch(r"(rediss?://.*/)(\d+)", os.environ.get(_name, ""))):
         os.environ[_name] = f"{_m[1]}{int(_m[2]) - 2 * XDIST_INDEX}"

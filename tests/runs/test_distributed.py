@@ -40,7 +40,7 @@ CPUS = min(os.cpu_count() or 1, 63)
 def start_two_workers() -> list[CeleryWorker]:
     # OMP_WAIT_POLICY: the ranks' OpenMP threads sleep when idle instead of spinning on the cores
     # that other engineers' work shares (a spinning thread slows a busy machine's training tenfold)
-    env = {"DISTRIBUTED_PORTS": f"{PORTS[0]}-{PORTS[-1]}", "DISTRIBUTED_START_SECONDS": "20", "WORKER_CPUS": str(CPUS),
+    env = {"DISTRIBUTED_PORTS": f"{PORTS[0]}-{PORTS[-1]}", "DISTRIBUTED_START_SECONDS": "60", "WORKER_CPUS": str(CPUS),
            "OMP_WAIT_POLICY": "PASSIVE"}
     workers = [CeleryWorker(name, concurrency=2, log_dir=TEST_DATA, extra_env=env) for name in ("dist-a", "dist-b")]
     return all_ready(workers)

@@ -3,15 +3,13 @@ real Celery workers: the digits example (scikit-learn's digits, 32x32, ResNet-18
 
 2 x 1 (one process on each worker) reaches the accuracy of one process with the same global batch
 size (after the same number of epochs, within the spread that training has with nothing but the
-seed changed: see GAP below); 1 x 2 runs end to end. Both write a driver log per rank.
+seed changed: ONE_PROCESS_TOP1 below, measured by a benchmark); 1 x 2 runs end to end. Both write a
+driver log per rank.
 """
 import io
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -33,14 +31,17 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 
 EPOCHS = 6
 GLOBAL_BATCH = 32
-# Validation top-1 after the last epoch, 2 x 1 minus one process, measured by
-# `bench/distributed_accuracy.py` over seeds 1-5 on this test's data and recipe (450 validation
-# images: one image = 0.22 points): mean +0.76 points, standard deviation 0.95, range -0.67 to
-# +1.56; one process alone moves with the seed by 0.62 points (sd). Before train.drop_last, each
-# epoch ended with a BatchNorm step over 2 images per process and 2 x 1 reached 81% against 94%
-# (the 90.0% of issue 10). What is left is the spread of two training runs: the test allows the gap
-# within mean -/+ 3 sd (-2.10 to +3.61), rounded outwards to half points.
-GAP = (-0.025, 0.04)
+# One process's validation top-1 after the last epoch on this test's data and recipe (450 validation
+# images: one image = 0.22 points), measured by `bench/distributed_accuracy.py` over seeds 1-5,
+# twice (2026-11-27, two sessions: 97.91% with sd 0.62, 97.87% with sd 0.34); 2 x 1 there: 98.13%
+# (sd 0.34, 97.78% to 98.67%), its gap to one process of the same seed mean +0.27 points, sd 0.58.
+# The test trains 2 x 1 and compares it with that measured figure instead of training one process
+# again beside it (75 s of the suite): it allows 2 x 1 down to 2.5 points under one process, the
+# lower end of the window the same-seed comparison allowed (mean - 3 sd of the gap, rounded out).
+# Before train.drop_last, each epoch ended with a BatchNorm step over 2 images per process and
+# 2 x 1 reached 81% against 94% (the 90.0% of issue 10).
+ONE_PROCESS_TOP1 = 0.979
+BELOW = 0.025
 TRAIN = {"epochs": EPOCHS, "warmup_step_number": 20, "learning_rate": 0.05, "random_seed": 1, "patience": EPOCHS,
          "print_frequency": 10}
 
@@ -80,25 +81,8 @@ def trained(run) -> tuple[dict, Path]:
     return yaml.safe_load((out / "model.yaml").read_text()), Path(nr.outputs["trained_model"]).parent / "logs"
 
 
-def one_process_baseline(run, out: Path) -> dict:
-    """The same training code, data, model and global batch size, in one process."""
-    nodes = {n.node_id: n for n in run.nodes.all()}
-    argv = ["--model-dir", nodes["resnet"].outputs["untrained_model"],
-            "--train-dir", nodes["apply_train"].outputs["transformed_image_directory"],
-            "--val-dir", nodes["apply_val"].outputs["transformed_image_directory"], "--output-dir", str(out),
-            "--epochs", str(EPOCHS), "--batch-size", str(GLOBAL_BATCH), "--warmup-steps", "20", "--lr", "0.05",
-            "--seed", "1", "--patience", str(EPOCHS), "--print-freq", "0"]
-    # passive OpenMP waiting: threads that spin on a busy machine's shared cores slow training tenfold
-    env = {**os.environ, "OMP_NUM_THREADS": str(os.cpu_count() or 1), "OMP_WAIT_POLICY": "PASSIVE", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "training.train", *argv], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=1200, check=False)  # 75 s on a quiet 2-core machine
-    assert done.returncode == 0, done.stderr[-3000:]
-    print(done.stdout)
-    return yaml.safe_load((out / "model.yaml").read_text())
-
-
-@pytest.mark.timeout(2400)  # two trainings of 6 epochs: minutes each on a machine shared by five engineers
-def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, digits, tmp_path):  # noqa: F811
+@pytest.mark.timeout(1800)  # a training of 6 epochs: minutes on a machine shared by five engineers
+def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, digits):  # noqa: F811
     run = wait_for_run(runs.submit(users["owner"], digits_pipeline(digits, 2, 1)).id, timeout=1200)
     model, logs = trained(run)
     nr = run.nodes.get(node_id="train")
@@ -115,13 +99,12 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
     assert set(re.findall(r"Epoch: \[\d+\] \[\d+/(\d+)\]", rank0)) == {str(steps)}, (n_train, rank0[:3000])
     top1 = [e.data for e in run.events.filter(node_id="train", type="metric") if e.data["name"] == "validation_top1_accuracy"]
     assert [m["step"] for m in top1] == list(range(1, model["epochs_run"] + 1))  # relayed from rank 0, once each
-    one = one_process_baseline(run, tmp_path / "one")
-    two_last, one_last = model["history"][-1]["validation_top1_accuracy"], one["history"][-1]["validation_top1_accuracy"]
-    print(f"validation top-1 after {EPOCHS} epochs: 2 processes {100 * two_last:.2f}%, 1 process {100 * one_last:.2f}% "
-          f"(kept: {100 * model['validation_top1_accuracy']:.2f}% at epoch {model['best_epoch']}, "
-          f"{100 * one['validation_top1_accuracy']:.2f}% at epoch {one['best_epoch']})")
-    assert model["epochs_run"] == one["epochs_run"] == EPOCHS
-    assert GAP[0] <= two_last - one_last <= GAP[1]
+    two_last = model["history"][-1]["validation_top1_accuracy"]
+    print(f"validation top-1 after {EPOCHS} epochs: 2 processes {100 * two_last:.2f}% (kept: "
+          f"{100 * model['validation_top1_accuracy']:.2f}% at epoch {model['best_epoch']}); one process, measured: "
+          f"{100 * ONE_PROCESS_TOP1:.1f}%")
+    assert model["epochs_run"] == EPOCHS
+    assert two_last >= ONE_PROCESS_TOP1 - BELOW, f"2 x 1 reached {100 * two_last:.2f}%, one process {100 * ONE_PROCESS_TOP1:.1f}%"
     no_process_left(run)
 
 
