@@ -60,6 +60,11 @@ def test_make_run_and_make_test_install_what_is_missing_then_start_or_test():
     assert "http://" in run  # the URL is printed
     test = planned("test")
     assert "apt-get -o DPkg::Lock::Timeout=600" in test and "install -y -qq chromium" in test
-    assert re.search(r"-m pytest -n \d+ --dist loadgroup --no-loadscope-reorder\n", test), test  # both passes in processes
-    assert re.search(r"DATABASE_URL=postgres://\S+ CELERY_BROKER_URL=redis://\S+ CHANNEL_LAYER_URL=redis://\S+ .*-m pytest -m production",
-                     test)
+    # both passes, side by side (tests/passes.sh), the production one given the production services
+    assert re.search(r'bash tests/passes.sh "DATABASE_URL=postgres://\S+ CELERY_BROKER_URL=redis://\S+ CHANNEL_LAYER_URL=redis://\S+ ',
+                     test), test
+    passes = (ROOT / "tests" / "passes.sh").read_text()
+    assert 'XDIST=(--dist loadgroup --no-loadscope-reorder' in passes  # each pass in processes (pytest-xdist's units)
+    assert re.search(r'env \$1 TEST_PROCESS_OFFSET=\d+ \$PY -m pytest -m production -n "\$\{PRODUCTION_PROCESSES:-1\}" "\$\{XDIST\[@\]\}" > "\$log" 2>&1 *\n.*\) &',
+                     passes, re.S)  # in the background
+    assert re.search(r'\$PY -m pytest -n "\$\{EMBEDDED_PROCESSES:-2\}" "\$\{XDIST\[@\]\}"\n', passes)
