@@ -76,7 +76,7 @@ timed = @echo '$(1)'; t=$$(date +%s); trap 'echo "make test: $$(( $$(date +%s) -
 # processes, the production pass in PRODUCTION_PROCESSES beside it (pytest-xdist; each process takes
 # whole units of tests, the longest first: tests/conftest.py, _xdist_units). Each pass alone leaves
 # a third of the two cores idle, since tests wait on workers, servers and browsers much of their time
-EMBEDDED_PROCESSES ?= 2
+EMBEDDED_PROCESSES ?= 3
 PRODUCTION_PROCESSES ?= 1
 export EMBEDDED_PROCESSES PRODUCTION_PROCESSES
 comma := ,

@@ -25,7 +25,7 @@ began=$(date +%s)
 production=$!
 
 start=$(date +%s)
-$PY -m pytest -n "${EMBEDDED_PROCESSES:-2}" "${XDIST[@]}"
+$PY -m pytest -n "${EMBEDDED_PROCESSES:-3}" "${XDIST[@]}"
 embedded=$?
 echo "make test: $(( $(date +%s) - start )) s for the embedded pass (exit status $embedded)"
 
