@@ -10,7 +10,7 @@ SERVING_PORT ?= 8001
 PROD_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test CELERY_BROKER_URL=redis://127.0.0.1:6379/14 CHANNEL_LAYER_URL=redis://127.0.0.1:6379/15 \
 	SECRET_KEY=make-test-only-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJ
 
-.PHONY: run test worker maintenance serve bench deps chromium lint
+.PHONY: run test worker maintenance serve bench deps chromium lint coverage
 
 .venv/.installed: requirements.txt sdk/pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -76,7 +76,7 @@ timed = @echo '$(1)'; t=$$(date +%s); trap 'echo "make test: $$(( $$(date +%s) -
 # processes, the production pass in PRODUCTION_PROCESSES beside it (pytest-xdist; each process takes
 # whole units of tests, the longest first: tests/conftest.py, _xdist_units). Each pass alone leaves
 # a third of the two cores idle, since tests wait on workers, servers and browsers much of their time
-EMBEDDED_PROCESSES ?= 3
+EMBEDDED_PROCESSES ?= 2
 PRODUCTION_PROCESSES ?= 1
 export EMBEDDED_PROCESSES PRODUCTION_PROCESSES
 comma := ,
@@ -98,6 +98,15 @@ check-docs:
 check-node:
 	npm test --silent
 .PHONY: checks check-imports check-types check-docs check-node
+
+# line and branch coverage of the Python code over the embedded pass (coverage.py, pyproject.toml's
+# [tool.coverage]: every process the tests start is measured); prints the total, the report in var/coverage/
+coverage: deps chromium
+	$(PY) -c "import coverage" 2>/dev/null || $(PIP) install -q coverage==7.17.0
+	rm -rf var/coverage && mkdir -p var/coverage
+	$(PY) -m coverage run -m pytest -n $(EMBEDDED_PROCESSES) --dist loadgroup --no-loadscope-reorder -q; \
+	  status=$$?; $(PY) -m coverage combine -q && $(PY) -m coverage report > var/coverage/report.txt; \
+	  tail -1 var/coverage/report.txt; exit $$status
 
 # every benchmark, one after the other: each prints its figures and ratios against its target
 bench: deps chromium

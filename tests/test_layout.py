@@ -67,4 +67,4 @@ def test_make_run_and_make_test_install_what_is_missing_then_start_or_test():
     assert 'XDIST=(--dist loadgroup --no-loadscope-reorder' in passes  # each pass in processes (pytest-xdist's units)
     assert re.search(r'env \$1 TEST_PROCESS_OFFSET=\d+ \$PY -m pytest -m production -n "\$\{PRODUCTION_PROCESSES:-1\}" "\$\{XDIST\[@\]\}" > "\$log" 2>&1 *\n.*\) &',
                      passes, re.S)  # in the background
-    assert re.search(r'\$PY -m pytest -n "\$\{EMBEDDED_PROCESSES:-3\}" "\$\{XDIST\[@\]\}"\n', passes)
+    assert re.search(r'\$PY -m pytest -n "\$\{EMBEDDED_PROCESSES:-2\}" "\$\{XDIST\[@\]\}"\n', passes)
