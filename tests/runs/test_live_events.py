@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.db import connections
 from django.test import Client
@@ -18,13 +19,18 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
 
 
 def run_async(scenario):
-    """Run a scenario in its own event loop, closing the database connection it opened."""
+    """Run a scenario in its own event loop, closing the database connection it opened. The
+    channel layer is made anew for it: the Redis layer's locks belong to the event loop they were
+    first waited on in (a server has one loop; each scenario here its own), and a lock of an
+    earlier scenario's loop fails this one's ("bound to a different event loop", seen once in 74)."""
 
     async def wrapped():
+        channel_layers.backends.clear()
         try:
             return await scenario()
         finally:
             await database_sync_to_async(connections.close_all)()
+            channel_layers.backends.clear()
 
     # in a thread of its own: a browser test's Playwright may keep an event loop on this one
     with ThreadPoolExecutor(1) as pool:
