@@ -66,8 +66,7 @@ def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
 
 DATA_DIR = Path(env_str("DESIGNER_DATA_DIR", str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
-# off unless asked for (`make run` and the browser tests' server ask): the debug page shows source,
-# paths and the broker's URL to whoever causes an error
+# off unless asked for (`make run`, the browser tests' server): its error page shows source, paths, the broker's URL
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = [h for h in env_str("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 
@@ -100,8 +99,7 @@ else:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 0,  # an idle process holds no connection; none is re-made behind its back
         "max_size": env_int("DB_POOL_SIZE", 10, minimum=1),
-        # a request waits this long for a free connection before it fails
-        "timeout": env_float("DB_POOL_TIMEOUT", 30.0, minimum=1),
+        "timeout": env_float("DB_POOL_TIMEOUT", 30.0, minimum=1),  # a request's wait for a free connection
     }
 
     def _forget_the_parents_pool():
@@ -243,9 +241,11 @@ COMPONENT_MAX_UPLOAD_BYTES = int(COMPONENT_MAX_UPLOAD_MB * 1024 * 1024)
 # a running node's worker writes a heartbeat; a node silent for longer was lost with its worker
 HEARTBEAT_SECONDS = env_float("HEARTBEAT_SECONDS", 2.0, minimum=0.1)
 LOST_AFTER_SECONDS = env_float("LOST_AFTER_SECONDS", 30.0, minimum=1)
-# the maintenance loop (designer/pipelines/maintenance.py, one process at a time): its tick; a silent holder's lease
+# the maintenance loop (designer/pipelines/maintenance.py, one process at a time): its tick; a silent holder's
+# lease; how often it collects the folders of deleted runs (nothing waits on them; a scan walks the deleted runs)
 MAINTENANCE_SECONDS = env_float("MAINTENANCE_SECONDS", 2.0, minimum=0.1)
 MAINTENANCE_LEASE_SECONDS = env_float("MAINTENANCE_LEASE_SECONDS", 10.0, minimum=1)
+RETENTION_SECONDS = env_float("RETENTION_SECONDS", 30.0, minimum=0.1)
 # a cancelled module past this many seconds without a safe point (ctx.check_cancelled): cancelled, its pool process ended
 CANCEL_GRACE_SECONDS = env_float("CANCEL_GRACE_SECONDS", 30.0, minimum=0.1)
 # the outbox (designer/pipelines/runs/outbox.py): retry a refused message; resend one no idle worker took, doubling to the max

@@ -34,6 +34,7 @@ os.environ.setdefault("ARTIFACT_ROOT", str(TEST_DATA / "artifacts"))
 os.environ.setdefault("HEARTBEAT_SECONDS", "0.5")
 os.environ.setdefault("LOST_AFTER_SECONDS", "8")  # generous: CI machines are busy
 os.environ.setdefault("MAINTENANCE_SECONDS", "0.5")
+os.environ.setdefault("RETENTION_SECONDS", "1")  # a deleted run's folders go within a second, not 30
 os.environ.setdefault("MAINTENANCE_LEASE_SECONDS", "4")  # a killed holder is taken over within seconds
 # DEBUG is off in tests, as in production, which then needs a real key (the test servers and workers share it)
 os.environ.setdefault("SECRET_KEY", "tests-only-" + "k3y-0f-th3-t3st-s3ss10n-" * 3)

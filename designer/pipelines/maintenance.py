@@ -53,8 +53,7 @@ def jobs() -> list[Job]:
         Job("send what the broker refused or lost", outbox.send, tick),
         Job("end sweeps past their deadline, move on those whose trial's end went unnoticed", sweeps.tick, tick),
         Job("send again the packaging of registered versions", registry.resend_preparing, tick),
-        # folders of deleted runs: nothing waits on them, and a scan walks the deleted runs
-        Job("collect the folders of deleted runs", retention.collect, max(tick, 30.0)),
+        Job("collect the folders of deleted runs", retention.collect, max(tick, settings.RETENTION_SECONDS)),
     ]
 
 

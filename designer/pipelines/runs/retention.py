@@ -7,9 +7,9 @@ files to `collect`, which removes a node's folder once no run that is not delete
 the run's row (its nodes, events and launches with it) and folder once none of its nodes is reused.
 A registered model is a copy of its own (models/...): deleting the run that trained it keeps it.
 
-`collect` runs on the maintenance loop (maintenance.py), every 30 s. It leaves runs deleted less than GRACE ago alone: a
-run that chose to reuse one of their nodes just before the deletion has committed that choice by
-then, so a folder still in use is never removed under it.
+`collect` runs on the maintenance loop (maintenance.py), every RETENTION_SECONDS (30 s). It leaves
+runs deleted less than GRACE ago alone: a run that chose to reuse one of their nodes just before the
+deletion has committed that choice by then, so a folder still in use is never removed under it.
 """
 from __future__ import annotations
 
