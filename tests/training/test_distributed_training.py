@@ -111,7 +111,7 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
 @pytest.mark.timeout(1200)
 @pytest.mark.production
 def test_one_node_of_two_processes_trains_end_to_end_with_sync_batchnorm(workers, users, tmp_path):  # noqa: F811
-    few = add_digits(users["owner"], tmp_path / "digits", per_class=30)  # 225 to train: 8 steps of each rank
+    few = add_digits(users["owner"], tmp_path / "digits", per_class=30)  # 225 to train: 7 steps of 16 on each rank
     run = wait_for_run(runs.submit(users["owner"], digits_pipeline(few, 1, 2, epochs=1, sync_batchnorm=True)).id,
                        timeout=900)
     model, logs = trained(run)
