@@ -38,6 +38,12 @@ BUDGETS: dict[str, tuple[int, str]] = {
 }
 
 
+def is_subtest(report: pytest.TestReport) -> bool:
+    """A report of one part of a test (schemathesis reports each API operation it fuzzes so, inside
+    the test's own call; pytest 9's subtests too): counted once, in the test's time."""
+    return bool(getattr(report, "_schemathesis_subtest", False)) or type(report).__name__ == "SubtestReport"
+
+
 def estimate(path: str) -> float:
     """What a file is expected to take, for pytest-xdist's units (tests/conftest.py): half its
     budget if BUDGETS names it, else a short file's time."""
@@ -53,7 +59,8 @@ class FileBudget:
         return BUDGETS.get(path, (DEFAULT_SECONDS, ""))[0] * self.scale
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seconds[report.nodeid.split("::")[0]] += report.duration
+        if not is_subtest(report):  # a subtest's time is already in its test's
+            self.seconds[report.nodeid.split("::")[0]] += report.duration
 
     def over(self) -> list[tuple[str, float, float]]:
         return [(path, took, self.budget(path)) for path, took in self.seconds.items()

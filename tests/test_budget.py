@@ -6,13 +6,13 @@ import sys
 from tests.conftest import ROOT
 
 
-def run_pytest(tmp_path, scale: str) -> subprocess.CompletedProcess:
+def run_pytest(tmp_path, scale: str, *plugins: str) -> subprocess.CompletedProcess:
     (tmp_path / "conftest.py").write_text("from tests import budget\n\n\ndef pytest_configure(config):\n    budget.register(config)\n")
     (tmp_path / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(0.5)\n\n\ndef test_quick():\n    pass\n")
     (tmp_path / "test_quick.py").write_text("def test_quick():\n    pass\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TEST_BUDGET_SCALE": scale,
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # this suite's plugins (Django and others) are not needed
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull,
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull, *plugins,
                            "--rootdir", str(tmp_path), str(tmp_path)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
@@ -30,3 +30,51 @@ def test_files_within_their_budgets_pass(tmp_path):
     r = run_pytest(tmp_path, "1")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OVER BUDGET" not in r.stdout and "s of    240 s  test_slow.py" in r.stdout
+
+
+API_TEST = '''import json
+import time
+
+import pytest
+import schemathesis
+from hypothesis import settings
+
+DOCUMENT = {"openapi": "3.0.3", "info": {"title": "slow", "version": "1"}, "paths": {
+    p: {"get": {"responses": {"200": {"description": "ok"}}}} for p in ("/a", "/b")}}
+
+
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "application/json")])
+    if environ["PATH_INFO"] == "/openapi.json":
+        return [json.dumps(DOCUMENT).encode()]
+    if environ["REQUEST_METHOD"] == "GET":  # what the document describes (schemathesis tries others too)
+        time.sleep(0.5)
+        with open("requests.txt", "a") as f:
+            f.write("x")
+    return [b"{}"]
+
+
+@pytest.fixture
+def api():
+    return schemathesis.openapi.from_wsgi("/openapi.json", app)
+
+
+schema = schemathesis.pytest.from_fixture("api")
+
+
+@schema.parametrize()
+@settings(max_examples=1, deadline=None)
+def test_api(case):
+    case.call()
+'''
+
+
+def test_a_fuzzed_apis_operations_count_once_in_their_files_time(tmp_path):
+    """schemathesis reports each operation it fuzzes apart, inside its test's call: the file's time is
+    the test's, not twice it (the production pass's API fuzzing was over its budget so)."""
+    (tmp_path / "test_api.py").write_text(API_TEST)
+    r = run_pytest(tmp_path, "1", "-p", "schemathesis.pytest.plugin")
+    assert r.returncode == 0, r.stdout + r.stderr
+    slept = 0.5 * len((tmp_path / "requests.txt").read_text())  # each request sleeps 0.5 s
+    took = float(r.stdout.split("slowest test files")[1].split("test_api.py")[0].split()[-5])
+    assert slept >= 1 and slept <= took < 1.8 * slept, (slept, r.stdout)  # counted twice: 2 x slept and more
