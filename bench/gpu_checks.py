@@ -2,6 +2,7 @@
 that they run with or without pytest (a GPU machine may have torch and nothing else):
 
     python bench/gpu_checks.py               # every check, a line each; exit status 1 if one fails
+    python bench/gpu_checks.py cropped       # the checks whose names hold a word
     pytest -m gpu tests/training/test_gpu.py # the same checks as tests (skipped without CUDA)
 
 Needs torch, torchvision, Pillow, numpy, PyYAML (onnx + onnxruntime for the export check).
@@ -46,7 +47,8 @@ def check_1x1_trains_on_the_gpu_in_bf16(folder: Path) -> str:
     from training import devices, loading
 
     many_cores = devices.loader_workers(-1, torch.device("cuda")) >= loading.DEVICE_DECODE_BELOW
-    assert ("images decoded by Pillow" if many_cores else "JPEG decoded on the GPU (nvJPEG)") in log, log
+    assert ("images decoded by torchvision" if many_cores else "JPEG decoded on the GPU (nvJPEG)") in log, log
+    assert "cropped and resized on the GPU a batch at a time" in log, log  # the ImageNet recipe: geometry, flip
     recorded = json.loads((folder / "node" / "devices" / "rank-0.json").read_text())
     assert recorded["device"] == "cuda" and recorded["gpu"] == name, recorded
     state = torch.load(out["trained_model"].path / "model.pt", map_location="cpu", weights_only=True) \
@@ -91,6 +93,41 @@ def check_the_gpu_decode_matches_pillow(folder: Path) -> str:
     p999 = float(diff.flatten().kthvalue(int(diff.numel() * 0.999)).values)
     figures = f"mean difference {float(diff.mean()):.2f} grey levels, 99.9th percentile {p999:.1f}, max {float(diff.max()):.1f}"
     assert diff.mean() < 1.5 and diff.max() < 64, figures
+    return figures
+
+
+def check_a_batch_cropped_on_the_gpu_gives_the_recipes_images(folder: Path) -> str:
+    """training/crops.py on the GPU: the ImageNet training recipe's boxes and flips, resized for the
+    whole batch by roi_align there, against the recipe's own steps image by image (same draws)."""
+    import torch
+    from torchvision.transforms import v2
+
+    from training import crops
+
+    gpu_data.make_jpegs(folder / "jpeg", 128, seed=3)
+    steps = [v2.ToImage(), v2.RGB(), v2.RandomResizedCrop(224), v2.RandomHorizontalFlip()]
+    plan = crops.CropPlan.of(steps)
+    host, items = [], []
+    for k, path in enumerate(sorted((folder / "jpeg").rglob("*.jpg"))):
+        image = crops.decode(path)
+        torch.manual_seed(k)
+        items.append(plan(image))
+        torch.manual_seed(k)
+        host.append(v2.Compose(steps)(image).as_subclass(torch.Tensor))
+    images, rows = crops.CropPlan.collate(items)
+    batch = (images.cuda(), rows.cuda())
+    crop = crops.BatchCrop(plan, lambda x: x)
+    crop(batch)
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(20):
+        out = crop(batch)
+    torch.cuda.synchronize()
+    took = (time.perf_counter() - started) / 20
+    diff = (out.cpu().float() - torch.stack(host).float()).abs()
+    figures = (f"mean difference {float(diff.mean()):.2f} grey levels, max {float(diff.max()):.0f}; "
+               f"{took * 1000:.2f} ms a batch of 128 on the GPU")
+    assert diff.mean() < 0.75 and diff.max() < 40, figures
     return figures
 
 
@@ -189,7 +226,8 @@ CHECKS = [v for k, v in dict(globals()).items() if k.startswith("check_")]
 
 def main() -> int:
     failed = 0
-    for check in CHECKS:
+    chosen = [c for c in CHECKS if not sys.argv[1:] or any(name in c.__name__ for name in sys.argv[1:])]
+    for check in chosen:
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="gpu-check-") as tmp:
             try:
@@ -198,7 +236,7 @@ def main() -> int:
                 result, status = traceback.format_exc(limit=6)[-2500:], "FAILED"
                 failed += 1
         print(f"{status:6s} {check.__name__[6:]} ({time.perf_counter() - started:.0f} s): {result}", flush=True)
-    print(f"{len(CHECKS) - failed} of {len(CHECKS)} GPU checks passed")
+    print(f"{len(chosen) - failed} of {len(chosen)} GPU checks passed")
     return 1 if failed else 0
 
 

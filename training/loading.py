@@ -31,7 +31,7 @@ from torchvision.io import ImageReadMode, decode_jpeg
 from torchvision.transforms import v2
 
 from sdk.formats.image_directory import ImageDir
-from training import devices
+from training import crops, devices
 from training.data import ImageDirDataset
 
 JPEG_SUFFIXES = {".jpg", ".jpeg"}
@@ -75,28 +75,57 @@ class EncodedImageDataset(torch.utils.data.Dataset):
         return torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8), target
 
 
-def split_for_device(transform: v2.Compose, device: torch.device) -> tuple[v2.Compose, v2.Compose | None]:
+# batches cropped and resized on the GPU where the recipe allows (training/crops.py); the bench
+# turns it off to measure the loading processes doing the whole recipe
+BATCH_CROPS = True
+
+
+def split_for_device(transform: v2.Compose, device: torch.device):
     """(what the loading processes apply to an image, what the device applies to the batch) of a
     recipe's transform (training/transforms.build_transform): on a GPU, the conversion to float and
-    what follows it (Normalize) move to the batch there. A recipe with Random erasing stays whole
-    on the host (its rectangles are drawn per image, after the conversion); so does everything on CPUs."""
+    what follows it (Normalize) move to the batch there, and so does the geometry where the recipe's
+    per-image steps are geometry then flips (training/crops.py: a CropPlan, a BatchCrop). A recipe
+    with Random erasing stays whole on the host (its rectangles are drawn per image, after the
+    conversion); so does everything on CPUs."""
     steps = list(transform.transforms)
     at = next((i for i, t in enumerate(steps) if isinstance(t, v2.ToDtype)), None)
     if device.type != "cuda" or at is None or any(isinstance(t, v2.RandomErasing) for t in steps[at:]):
         return transform, None
-    return v2.Compose(steps[:at]), v2.Compose(steps[at:])
+    per_image, per_batch = v2.Compose(steps[:at]), v2.Compose(steps[at:])
+    plan = crops.CropPlan.of(steps[:at]) if BATCH_CROPS else None
+    return (plan, crops.BatchCrop(plan, per_batch)) if plan else (per_image, per_batch)
 
 
 def dataset(image_dir: ImageDir, classes: list[str], transform, on_device: bool, device: torch.device):
     """The dataset a loader reads; on a GPU its `device_transform` finishes each batch there."""
     per_image, per_batch = split_for_device(transform, device)
-    data = (EncodedImageDataset if on_device else ImageDirDataset)(image_dir, classes, per_image)
+    kind = EncodedImageDataset if on_device else \
+        crops.DecodedImageDataset if isinstance(per_image, crops.CropPlan) else ImageDirDataset
+    data = kind(image_dir, classes, per_image)
     data.device_transform = per_batch
     return data
 
 
+def crops_on_device(data) -> bool:
+    """Whether the device crops and resizes the batches of `data`."""
+    return isinstance(data.device_transform, crops.BatchCrop)
+
+
+def describe(data, device: torch.device) -> str:
+    """How the images of `data` reach the device, in the words of the driver log."""
+    on_device = isinstance(data, EncodedImageDataset)
+    decode = "JPEG decoded on the GPU (nvJPEG)" if on_device and device.type == "cuda" else \
+        "JPEG decoded by torchvision" if on_device else \
+        "images decoded by torchvision" if crops_on_device(data) else "images decoded by Pillow"
+    return decode + (", cropped and resized on the GPU a batch at a time" if crops_on_device(data) else "")
+
+
 def _collate_encoded(batch):
     return [data for data, _ in batch], torch.tensor([target for _, target in batch])
+
+
+def _collate_planned(batch):
+    return crops.CropPlan.collate([item for item, _ in batch]), torch.tensor([target for _, target in batch])
 
 
 def loader(data, args, device: torch.device, sampler, drop_last: bool = False,
@@ -106,19 +135,23 @@ def loader(data, args, device: torch.device, sampler, drop_last: bool = False,
     dataset's index and Python), pinned memory on a GPU (the copy to the device then overlaps the step)."""
     workers = min(args.workers, max(2, args.workers // 2)) if validation else args.workers
     encoded = isinstance(data, EncodedImageDataset)
+    collate = _collate_encoded if encoded else _collate_planned if crops_on_device(data) else None
     return torch.utils.data.DataLoader(
         data, batch_size=args.batch_size, sampler=sampler, num_workers=workers, drop_last=drop_last,
         pin_memory=device.type == "cuda" and not encoded, persistent_workers=workers > 0,
-        prefetch_factor=4 if workers > 0 else None, collate_fn=_collate_encoded if encoded else None)
+        prefetch_factor=4 if workers > 0 else None, collate_fn=collate)
 
 
-def decode_batch(encoded: list[torch.Tensor], transform, device: torch.device) -> torch.Tensor:
+def decode_batch(encoded: list[torch.Tensor], transform, device: torch.device):
     """The JPEGs of a batch decoded on `device` (one batched nvJPEG call on a GPU) as RGB, each
-    transformed by the recipe there, stacked. torchvision 0.29 deprecates its decoders for TorchCodec's
-    (not installed here); they still work, and are the nvJPEG route of the torchvision of GPU machines."""
+    transformed by the recipe there, stacked; with a CropPlan, each given its box, padded into one
+    batch for the BatchCrop. torchvision 0.29 deprecates its decoders for TorchCodec's (not
+    installed here); they still work, and are the nvJPEG route of the torchvision of GPU machines."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         images = decode_jpeg(encoded, mode=ImageReadMode.RGB, device=device)
+    if isinstance(transform, crops.CropPlan):
+        return crops.CropPlan.collate([transform(image) for image in images])
     return torch.stack([transform(image) for image in images])
 
 
@@ -135,7 +168,8 @@ def device_batches(data_loader, device: torch.device, args=None):
         images, targets = batch
         if encoded:
             images = decode_batch(images, transform, device)
-        images = images.to(device, non_blocking=True)
+        images = tuple(t.to(device, non_blocking=True) for t in images) if isinstance(images, tuple) else \
+            images.to(device, non_blocking=True)
         if per_batch is not None:
             images = per_batch(images)
         return images.contiguous(memory_format=memory_format), targets.to(device, non_blocking=True)

@@ -210,10 +210,8 @@ def main(args, reporter: Reporter | None = None) -> dict:
         devices.release(args)
 
 
-def _report_device(args, device, reporter: Reporter) -> None:
+def _report_device(args, device, reporter: Reporter, decode: str) -> None:
     """Every process says in its own driver log which device it trains on (and records it for the node pane: --devices-dir)."""
-    decode = "JPEG decoded on the GPU (nvJPEG)" if args.decode_on_device and device.type == "cuda" else \
-        "JPEG decoded by torchvision" if args.decode_on_device else "images decoded by Pillow"
     line = (f"rank {args.rank}: {devices.describe(device)}; mixed precision {args.amp}; "
             f"{args.workers} data-loading process(es); {decode}")
     reporter.log_own(line)
@@ -326,7 +324,7 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     train_set, val_set, _, _, classes, _ = data
     reporter.log(f"{len(train_set)} training and {len(val_set)} validation images, {len(classes)} classes; "
                  f"{spec['model_name']}, {args.world_size} process(es), {torch.get_num_threads()} thread(s) each")
-    _report_device(args, device, reporter)
+    _report_device(args, device, reporter, loading.describe(train_set, device))
     run = _Run(args, spec, data, device, reporter)
     if args.resume:
         run.resume(args.resume)
