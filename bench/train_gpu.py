@@ -90,7 +90,8 @@ def main() -> int:
         rows[side] = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"  {name(side):34s} {rows[side]['img_s']:8.1f} img/s   peak GPU memory "
               f"{rows[side]['peak_gib']:5.1f} GiB   {rows[side].get('note', '')}", flush=True)
-    return report(rows, args.smoke) if not failed and "engine" in rows and "plain_bf16" in rows else 1
+    code = report(rows, args.smoke) if "engine" in rows and "plain_bf16" in rows else 1
+    return 1 if failed else code
 
 
 NAMES = {"engine": "engine (auto)", "engine_host": "engine (--decode host)", "engine_device": "engine (--decode device)",
