@@ -95,7 +95,8 @@ def main() -> int:
 
 
 NAMES = {"engine": "engine (auto)", "engine_host": "engine (--decode host)", "engine_device": "engine (--decode device)",
-         "engine_per_image": "engine (recipe per image)",
+         "engine_per_image": "engine (recipe per image)", "engine_inline": "engine, prefetch in the training thread",
+         "engine_switch": "engine, GIL switch every 0.1 ms",
          "plain_fp32": "plain fp32", "plain_bf16": "plain bf16 + channels_last", "synthetic": "synthetic (batch on the GPU)"}
 
 
@@ -143,12 +144,45 @@ def _peak() -> float:
     return torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
 
 
-def engine_side(decode: str, batch_crops: bool = True):
+def _prefetched_inline(data_loader, prepare, device):
+    """An experiment (side engine_inline): NVIDIA DeepLearningExamples' data_prefetcher, in the
+    training thread instead of a thread of its own; the next batch's copy and crop are queued on a
+    side stream before the current batch is handed over."""
+    import torch
+
+    from training import loading
+
+    stream = torch.cuda.Stream(device)
+    batches = loading.iterate(data_loader)
+
+    def load():
+        batch = next(batches, None)
+        if batch is None:
+            return None
+        with torch.cuda.stream(stream):
+            return prepare(batch)
+
+    upcoming = load()
+    while upcoming is not None:
+        current = torch.cuda.current_stream(device)
+        current.wait_stream(stream)
+        images, targets = upcoming
+        images.record_stream(current)
+        targets.record_stream(current)
+        upcoming = load()
+        yield images, targets
+
+
+def engine_side(decode: str, batch_crops: bool = True, variant: str = ""):
     def run(cfg, data: Path) -> dict:
         from bench import gpu_data
         from training import loading
 
         loading.BATCH_CROPS = batch_crops
+        if variant == "inline":
+            loading._prefetched = _prefetched_inline
+        elif variant == "switch":  # the GIL handed between threads every 0.1 ms instead of 5
+            sys.setswitchinterval(1e-4)
         work = Path(tempfile.mkdtemp(prefix="engine-", dir=data))
         train_recipe, val_recipe = gpu_data.imagenet_recipes(cfg["size"])
         train_dir = gpu_data.image_directory(work / "train", data / "train", train_recipe, "training")
@@ -260,6 +294,7 @@ def child(side: str):
 
 CHILDREN = {"engine": engine_side("auto"), "engine_host": engine_side("host"), "engine_device": engine_side("device"),
             "engine_per_image": engine_side("host", batch_crops=False),
+            "engine_inline": engine_side("auto", variant="inline"), "engine_switch": engine_side("auto", variant="switch"),
             "plain_fp32": plain_side(False), "plain_bf16": plain_side(True), "synthetic": synthetic}
 
 if __name__ == "__main__":
