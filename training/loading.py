@@ -4,15 +4,16 @@ Two ways to decode, the same recipe (training/transforms.py) either way:
 - host: each image decoded by Pillow and transformed in the DataLoader's worker processes, the
   batch pinned and copied to the device (torchvision's reference);
 - device: the loader's processes only read the files' bytes; the batch's JPEGs are decoded on the
-  training device by torchvision.io.decode_jpeg (nvJPEG on a GPU) and transformed there, image by
-  image. Chosen by `decode_on_device`: on an H100 the host path is faster from 4 loading processes
-  on (2,898 img/s with 15 against 1,362: docs/benchmarks.md, train_gpu), so 'auto' takes the
-  device path only for a GPU fed by one core or two.
+  training device by torchvision.io.decode_jpeg (nvJPEG on a GPU) and transformed there. Chosen
+  by `decode_on_device`: on an H200 the host path is faster from 2 loading processes on (2,217
+  img/s with 2, 3,174-3,419 with 15, against about 1,800: docs/benchmarks.md, train_gpu), so
+  'auto' takes the device path only for a GPU fed by one loading process or none.
 
 Either way, on a GPU the recipe's conversion to float and its Normalize run once on the whole batch
 there (`split_for_device`): the loading processes send uint8 images, a quarter of the bytes, and
 skip the float arithmetic, which was 40% of their work (DALI and FFCV normalise on the GPU too):
-2,564 img/s before, 2,898 after, on the same H100.
+2,564 img/s before, 2,898 after, on the same H100. Where the recipe's per-image steps are geometry
+then flips, the crop, resize and flips run there too, a batch at a time (training/crops.py).
 
 On a GPU the next batch is prepared on a side CUDA stream while the current one trains
 (NVIDIA DeepLearningExamples' data prefetcher).
@@ -35,12 +36,12 @@ from training import crops, devices
 from training.data import ImageDirDataset
 
 JPEG_SUFFIXES = {".jpg", ".jpeg"}
-# 'auto' decodes on the GPU when it has fewer loading processes than this: on an H100 (ResNet-50,
-# 224 px) the device path ran at about DEVICE_PATH_IMG_S whatever the cores (one Python thread
-# transforms image by image: 1,362 img/s on 16 cores, 1,308 on 5), the host path at about
-# HOST_IMG_S_PER_WORKER a loading process (1,904 img/s with 4, 2,898 with 15; docs/benchmarks.md)
-DEVICE_PATH_IMG_S, HOST_IMG_S_PER_WORKER = 1300, 470
-DEVICE_DECODE_BELOW = DEVICE_PATH_IMG_S // HOST_IMG_S_PER_WORKER
+# 'auto' decodes on the GPU when it has fewer loading processes than this: on an H200 (ResNet-50,
+# 224 px, batches cropped on the GPU) the device path ran at about DEVICE_PATH_IMG_S whatever the
+# cores (1,762 img/s on 16 cores, 1,860 on 3), the host path at about HOST_IMG_S_PER_WORKER a
+# loading process while they are the limit (2,217 img/s with 2; docs/benchmarks.md)
+DEVICE_PATH_IMG_S, HOST_IMG_S_PER_WORKER = 1800, 1100
+DEVICE_DECODE_BELOW = -(-DEVICE_PATH_IMG_S // HOST_IMG_S_PER_WORKER)
 
 
 def decode_on_device(requested: str, device: torch.device, workers: int, *image_dirs: ImageDir) -> bool:
