@@ -184,18 +184,21 @@ class DecodedImageDataset(ImageDirDataset):
         return self.transform(decode(path)), target
 
 
+def file_bytes(path) -> torch.Tensor:
+    """A file's bytes as a uint8 tensor, what torchvision's decoders read."""
+    return torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8)
+
+
 def decode(path) -> torch.Tensor:
     """An image file as a uint8 RGB 3 x H x W tensor: libjpeg-turbo or libpng through torchvision
     (no PIL image to convert: 0.40 ms against 0.70 for a 320 x 256 JPEG), Pillow for the rest."""
-    data = Path(path).read_bytes()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # torchvision 0.29 points to TorchCodec
-            image = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
+            image = decode_image(file_bytes(path), mode=ImageReadMode.RGB)
         if image.dtype == torch.uint8 and image.shape[0] == 3:
             return image
     except RuntimeError:
         pass
     with Image.open(path) as img:
         return v2.functional.pil_to_tensor(img.convert("RGB"))
-

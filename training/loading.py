@@ -73,7 +73,7 @@ class EncodedImageDataset(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         path, target = self.samples[i]
-        return torch.frombuffer(bytearray(Path(path).read_bytes()), dtype=torch.uint8), target
+        return crops.file_bytes(path), target
 
 
 # batches cropped and resized on the GPU where the recipe allows (training/crops.py); the bench
