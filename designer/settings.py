@@ -192,10 +192,10 @@ CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL", f"sqla+sqlite:///{DATA_DIR / 'broker.sqlite3'}", ("sqla+sqlite", "redis", "rediss", "amqp", "pyamqp")
 )
 CELERY_TASK_IGNORE_RESULT = True
-# Redis/AMQP: a busy worker reserves nothing, so that a queued node goes to an idle worker.
-# Embedded: kombu's SQLite transport waits 2 s when the worker has reserved all it may, which
-# a one-process worker always has while it runs a node: let it reserve a few.
+# Redis: a worker with every slot taken reserves nothing (a queued node goes to the next free slot). AMQP: a
+# message a slot (the outbox resends one held back). SQLite: kombu waits 2 s whenever a worker reserved all it may.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 4 if CELERY_BROKER_URL.startswith("sqla") else 1
+CELERY_WORKER_DISABLE_PREFETCH = CELERY_BROKER_URL.startswith("redis")
 CELERY_TASK_DEFAULT_QUEUE = "designer"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # kombu's SQLAlchemy transport hands its options to create_engine(): only Redis gets these

@@ -10,6 +10,7 @@ from urllib.parse import unquote
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from designer.pipelines.models import Pipeline, Run
 from tests.conftest import TEST_DATA
@@ -126,9 +127,13 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
     page.click("#submit")
     branches = ("b1", "b2", "b3", "b4")
     for nid in branches:
-        # a worker may have reserved two more behind its two running: they are sent again to the idle
-        # one within RESEND_AFTER_SECONDS (30 s)
-        page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="running"]', timeout=90_000)
+        # two workers of two slots: a busy worker reserves no more (settings.CELERY_WORKER_DISABLE_PREFETCH),
+        # so the four start at once, with no wait for the outbox to send one held back again
+        try:
+            page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="running"]', timeout=60_000)
+        except PlaywrightTimeout:
+            nodes = Run.objects.get().nodes.values_list("node_id", "status", "worker__hostname", "send_attempts")
+            raise AssertionError(f"{nid} not shown running; the nodes (status, worker, messages sent): {list(nodes)}") from None
     page.shot("running")
     hold.unlink()
     page.wait_for_selector("#run-banner[data-status=completed]", timeout=90_000)

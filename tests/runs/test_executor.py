@@ -14,7 +14,8 @@ from designer.engine import executor
 from designer.pipelines.runs import service as runs
 from modules.convert_to_image_directory import ConvertToImageDirectory
 from tests.conftest import wait_for_run
-from tests.pipes import chain, two_branches
+from tests.pipes import chain, link, pipeline, two_branches
+from tests.pipes import node as doc_node
 from tests.workers import registered
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
@@ -81,6 +82,35 @@ def test_regenerate_output_reruns_the_node_and_what_depends_on_it(shared_worker,
     doc["nodes"][1]["regenerate_output"] = True
     run = wait_for_run(runs.submit(users["owner"], doc).id)
     assert statuses(run) == {"n0": "reused", "n1": "completed", "n2": "completed"}
+
+
+@pytest.mark.skipif(not settings.CELERY_BROKER_URL.startswith("redis"), reason="Redis only: on the embedded broker a "
+                    "worker reserves a few nodes by design (settings.CELERY_WORKER_PREFETCH_MULTIPLIER)")
+def test_a_node_waiting_for_a_slot_goes_to_the_next_idle_worker_not_behind_a_busy_ones_nodes(shared_worker, start_worker,
+                                                                                            users, tmp_path):
+    """A worker whose slots are all taken reserves no more messages (Celery's worker_disable_prefetch):
+    a third branch waits in the broker and the worker that comes up next runs it at once, with the
+    message first sent (no resend after RESEND_AFTER_SECONDS, 30 s)."""
+    registered([shared_worker])
+    hold = tmp_path / "hold"
+    hold.touch()
+    doc = pipeline([doc_node("src", "toy_source", value=10)]
+                   + [doc_node(f"b{i}", "toy_add", amount=i, hold_file=str(hold)) for i in (1, 2, 3)],
+                   [link("src", f"b{i}") for i in (1, 2, 3)])
+    run = runs.submit(users["owner"], doc)
+    try:
+        wait_for_run(run.id, until=lambda r: r.nodes.filter(status="running").count() == 2)
+        third = run.nodes.get(status="queued")
+        idle = start_worker("idle", concurrency=1)
+        up = time.monotonic()
+        wait_for_run(run.id, timeout=20, until=lambda r: r.nodes.filter(status="running").count() == 3)
+        third.refresh_from_db()
+        assert third.worker.hostname.endswith(idle.hostname), third.worker.hostname
+        assert third.send_attempts == 1 and time.monotonic() - up < 20  # taken from the broker, not sent again
+    finally:
+        hold.unlink()
+    run = wait_for_run(run.id)
+    assert run.status == "completed", statuses(run)
 
 
 def test_a_run_can_be_cancelled_while_a_node_runs(shared_worker, users):
