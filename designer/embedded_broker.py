@@ -31,7 +31,8 @@ from sqlalchemy.exc import IntegrityError
 class Channel(sqlalchemy.Channel):
     _queues: dict | None = None
 
-    def _get_or_create(self, queue):
+    def _queue_id(self, queue) -> int:
+        """The queue's row id, looked up once (kombu's own _get_or_create queries it at each call)."""
         if self._queues is None:
             self._queues = {}
             # messages handed out by kombu's own channel (before this one) are never given again
@@ -47,14 +48,14 @@ class Channel(sqlalchemy.Channel):
 
     def _put(self, queue, payload, **kwargs):
         self.session.execute(self.message_cls.__table__.insert().values(
-            payload=sqlalchemy.dumps(payload), queue_id=self._get_or_create(queue), visible=True, version=1))
+            payload=sqlalchemy.dumps(payload), queue_id=self._queue_id(queue), visible=True, version=1))
         try:
             self.session.commit()
         except sqlalchemy.OperationalError:
             self.session.rollback()
 
     def _get(self, queue):
-        queue_id = self._get_or_create(queue)
+        queue_id = self._queue_id(queue)
         self.session.execute(text("BEGIN IMMEDIATE TRANSACTION"))  # SQLite: take the write lock first
         try:
             msg = (self.session.query(self.message_cls).filter(self.message_cls.queue_id == queue_id)
@@ -68,7 +69,10 @@ class Channel(sqlalchemy.Channel):
             self.session.commit()
 
     def _query_all(self, queue):
-        return self.session.query(self.message_cls).filter(self.message_cls.queue_id == self._get_or_create(queue))
+        return self.session.query(self.message_cls).filter(self.message_cls.queue_id == self._queue_id(queue))
+
+    def _size(self, queue):
+        return self._query_all(queue).count()  # every message here is visible: one handed out is deleted
 
 
 def _stopping() -> bool:
