@@ -192,10 +192,10 @@ CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL", f"sqla+sqlite:///{DATA_DIR / 'broker.sqlite3'}", ("sqla+sqlite", "redis", "rediss", "amqp", "pyamqp")
 )
 CELERY_TASK_IGNORE_RESULT = True
-# Redis: a worker with every slot taken reserves nothing (a queued node goes to the next free slot). AMQP: a
-# message a slot (the outbox resends one held back). SQLite: kombu waits 2 s whenever a worker reserved all it may.
+# Redis: a worker with every slot taken reserves nothing (designer/celery.py), so a queued node goes to the next
+# free slot. AMQP: a message a slot (the outbox resends one held back). SQLite: kombu waits 2 s whenever a worker
+# reserved all it may.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 4 if CELERY_BROKER_URL.startswith("sqla") else 1
-CELERY_WORKER_DISABLE_PREFETCH = CELERY_BROKER_URL.startswith("redis")
 CELERY_TASK_DEFAULT_QUEUE = "designer"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # kombu's SQLAlchemy transport hands its options to create_engine(): only Redis gets these

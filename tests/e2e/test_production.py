@@ -127,7 +127,7 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
     page.click("#submit")
     branches = ("b1", "b2", "b3", "b4")
     for nid in branches:
-        # two workers of two slots: a busy worker reserves no more (settings.CELERY_WORKER_DISABLE_PREFETCH),
+        # two workers of two slots: a busy worker reserves no more (designer/celery.py, FreeSlotsOnly),
         # so the four start at once, with no wait for the outbox to send one held back again
         try:
             page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="running"]', timeout=60_000)

@@ -88,7 +88,7 @@ def test_regenerate_output_reruns_the_node_and_what_depends_on_it(shared_worker,
                     "worker reserves a few nodes by design (settings.CELERY_WORKER_PREFETCH_MULTIPLIER)")
 def test_a_node_waiting_for_a_slot_goes_to_the_next_idle_worker_not_behind_a_busy_ones_nodes(shared_worker, start_worker,
                                                                                             users, tmp_path):
-    """A worker whose slots are all taken reserves no more messages (Celery's worker_disable_prefetch):
+    """A worker whose slots are all taken reserves no more messages (designer/celery.py, FreeSlotsOnly):
     a third branch waits in the broker and the worker that comes up next runs it at once, with the
     message first sent (no resend after RESEND_AFTER_SECONDS, 30 s)."""
     registered([shared_worker])
