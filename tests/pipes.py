@@ -20,6 +20,13 @@ def chain(n, sleep=0.0, name="chain"):
     return pipeline(nodes, links, name)
 
 
+def fan_out(hold, branches, name="test pipeline"):
+    """src -> b1 ... bN: `branches` branches that run on only once the file `hold` is gone."""
+    return pipeline([node("src", "toy_source", value=10)]
+                    + [node(f"b{i}", "toy_add", amount=i, hold_file=str(hold)) for i in range(1, branches + 1)],
+                    [link("src", f"b{i}") for i in range(1, branches + 1)], name)
+
+
 def two_branches(fail_left=False, sleep=0.0, hold="", held="left"):
     """src -> left -> left2 ; src -> right : two branches independent after the source.
     `hold`: a file; node `held` (or each node of a tuple) runs on only once it is gone (a test sees it

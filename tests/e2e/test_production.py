@@ -16,8 +16,7 @@ from designer.pipelines.models import Pipeline, Run
 from tests.conftest import TEST_DATA
 from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import node, saved
-from tests.pipes import link, pipeline
-from tests.pipes import node as doc_node
+from tests.pipes import fan_out
 from tests.production import STATIC_ROOT, Daphne, Maintenance, manage, production_worker, recipe
 from tests.serving import helpers as serving_helpers
 from tests.workers import stop_all
@@ -77,13 +76,6 @@ def watched(browser, request):
     context.close()
 
 
-def fan_out(hold, branches=4):
-    """src -> b1 ... b4: four branches that run on only once `hold` is gone."""
-    return pipeline([doc_node("src", "toy_source", value=10)]
-                    + [doc_node(f"b{i}", "toy_add", amount=i, hold_file=str(hold)) for i in range(1, branches + 1)],
-                    [link("src", f"b{i}") for i in range(1, branches + 1)], name="toy pipeline")
-
-
 def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watched, transactional_db, tmp_path):
     web, workers = site
     page = watched
@@ -102,7 +94,7 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(web.url + "/")
-    p = Pipeline.objects.create(owner=get_user_model().objects.get(username="owner"), name="toy pipeline", draft=fan_out(hold))
+    p = Pipeline.objects.create(owner=get_user_model().objects.get(username="owner"), name="toy pipeline", draft=fan_out(hold, 4, name="toy pipeline"))
     answer = page.goto(f"{web.url}/pipelines/{p.id}/")
     page.wait_for_selector("html[data-designer-ready=true]")
     policy = answer.headers["content-security-policy"]

@@ -14,8 +14,7 @@ from designer.engine import executor
 from designer.pipelines.runs import service as runs
 from modules.convert_to_image_directory import ConvertToImageDirectory
 from tests.conftest import wait_for_run
-from tests.pipes import chain, link, pipeline, two_branches
-from tests.pipes import node as doc_node
+from tests.pipes import chain, fan_out, two_branches
 from tests.workers import registered
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
@@ -94,10 +93,7 @@ def test_a_node_waiting_for_a_slot_goes_to_the_next_idle_worker_not_behind_a_bus
     registered([shared_worker])
     hold = tmp_path / "hold"
     hold.touch()
-    doc = pipeline([doc_node("src", "toy_source", value=10)]
-                   + [doc_node(f"b{i}", "toy_add", amount=i, hold_file=str(hold)) for i in (1, 2, 3)],
-                   [link("src", f"b{i}") for i in (1, 2, 3)])
-    run = runs.submit(users["owner"], doc)
+    run = runs.submit(users["owner"], fan_out(hold, 3))
     try:
         wait_for_run(run.id, until=lambda r: r.nodes.filter(status="running").count() == 2)
         third = run.nodes.get(status="queued")
