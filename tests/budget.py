@@ -11,7 +11,9 @@ takes less time than the whole file, so the check never fires on a subset that t
 would pass. To raise a budget, add or change the file's line in BUDGETS with the reason (what the
 file does that takes the time); better, make the file faster (docs/contributing/tests.md).
 
-TEST_BUDGET_SCALE multiplies every budget (2 on a machine twice as slow; 0 turns the check off).
+TEST_BUDGET_SCALE multiplies every budget (`make test` sets 1.5: its two passes side by side; 0
+turns the check off), and so does the slowness of the machine (tests/machine.py: 2 on a machine
+that takes twice the reference machine's time), which the summary prints.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import os
 from collections import defaultdict
 
 import pytest
+
+from tests import machine
 
 DEFAULT_SECONDS = 240
 
@@ -51,8 +55,8 @@ def estimate(path: str) -> float:
 
 
 class FileBudget:
-    def __init__(self, scale: float):
-        self.scale = scale
+    def __init__(self, scale: float, slowness: float = 1.0):
+        self.scale, self.slowness = scale * slowness, slowness
         self.seconds: dict[str, float] = defaultdict(float)
 
     def budget(self, path: str) -> float:
@@ -76,6 +80,9 @@ class FileBudget:
             return
         tr = terminalreporter
         tr.section("slowest test files (time budget: tests/budget.py)")
+        if self.slowness > 1:
+            tr.write_line(f"this machine took {self.slowness:.2f} times the reference machine's time for tests/machine.py's "
+                          "work: the budgets below, and long waits, are that much longer")
         for path, took in sorted(self.seconds.items(), key=lambda x: -x[1])[:10]:
             tr.write_line(f"{took:8.1f} s of {self.budget(path):6.0f} s  {path}")
         for path, took, budget in self.over():
@@ -85,4 +92,4 @@ class FileBudget:
 
 def register(config: pytest.Config) -> None:
     scale = float(os.environ.get("TEST_BUDGET_SCALE", "1"))
-    config.pluginmanager.register(FileBudget(scale), "file-budget")
+    config.pluginmanager.register(FileBudget(scale, machine.slowness()), "file-budget")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import budget
+from tests import budget, machine
 from tests.workers import CeleryWorker, KeptWorkers, stop_all, worker_database_url  # noqa: F401 - re-exported for tests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +38,10 @@ os.environ.setdefault("RETENTION_SECONDS", "1")  # a deleted run's folders go wi
 os.environ.setdefault("MAINTENANCE_LEASE_SECONDS", "4")  # a killed holder is taken over within seconds
 # DEBUG is off in tests, as in production, which then needs a real key (the test servers and workers share it)
 os.environ.setdefault("SECRET_KEY", "tests-only-" + "k3y-0f-th3-t3st-s3ss10n-" * 3)
+# torch in the test processes (module tests train in-process) takes one core: two or three test
+# processes share two cores, and more threads than cores is far slower (supervision/launch.py,
+# slot_threads). The workers the tests start take their share as in production (tests/workers.py)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 (TEST_DATA / "static").mkdir()  # STATIC_ROOT: WhiteNoise warns without it (pages in tests need no collected files)
 os.environ["DJANGO_SETTINGS_MODULE"] = "designer.settings"
 # pytest-xdist's processes (`make test`) each have their own folder, SQLite files and test database
@@ -65,6 +69,8 @@ def pytest_xdist_setupnodes(config, specs):
 
 
 def pytest_configure(config):
+    # how slow this machine is (tests/machine.py), measured once: pytest-xdist's processes are given it
+    _GIVEN_ENVIRONMENT.setdefault(machine.ENV, f"{machine.slowness():.2f}")
     budget.register(config)  # a time budget per test file: tests/budget.py
 
 
@@ -282,8 +288,11 @@ def stored_component(owner, kind: str, label: str, files: dict[str, str]):
 
 
 def wait_for_run(run_id, timeout=60, until=None):
+    """The run once it has finished (or `until` says so), waiting up to `timeout` seconds of the
+    reference machine (tests/machine.py: longer on a slower one)."""
     from designer.pipelines.models import Run
 
+    timeout = machine.patience(timeout)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run = Run.objects.get(pk=run_id)

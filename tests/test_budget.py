@@ -3,15 +3,19 @@ import os
 import re
 import subprocess
 import sys
+import time
 
+import pytest
+
+from tests import machine
 from tests.conftest import ROOT
 
 
-def run_pytest(tmp_path, scale: str, *plugins: str) -> subprocess.CompletedProcess:
+def run_pytest(tmp_path, scale: str, *plugins: str, slowness: str = "1") -> subprocess.CompletedProcess:
     (tmp_path / "conftest.py").write_text("from tests import budget\n\n\ndef pytest_configure(config):\n    budget.register(config)\n")
     (tmp_path / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(0.5)\n\n\ndef test_quick():\n    pass\n")
     (tmp_path / "test_quick.py").write_text("def test_quick():\n    pass\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TEST_BUDGET_SCALE": scale,
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TEST_BUDGET_SCALE": scale, machine.ENV: slowness,
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # this suite's plugins (Django and others) are not needed
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull, *plugins,
                            "--rootdir", str(tmp_path), str(tmp_path)],
@@ -31,6 +35,25 @@ def test_files_within_their_budgets_pass(tmp_path):
     r = run_pytest(tmp_path, "1")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OVER BUDGET" not in r.stdout and "s of    240 s  test_slow.py" in r.stdout
+
+
+def test_on_a_machine_twice_as_slow_as_the_reference_the_budgets_are_twice_as_long_and_the_summary_says_why(tmp_path):
+    r = run_pytest(tmp_path, "1", slowness="2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "s of    480 s  test_slow.py" in r.stdout, r.stdout
+    assert "this machine took 2.00 times the reference machine's time" in r.stdout, r.stdout
+
+
+def test_the_slowness_measured_is_the_work_against_the_reference_between_1_and_its_maximum(monkeypatch):
+    monkeypatch.setattr(machine, "REFERENCE_SECONDS", 1e-9)  # any machine is slower than that one
+    assert machine.measure(samples=2) == machine.MAX
+    monkeypatch.setattr(machine, "REFERENCE_SECONDS", 1e3)  # or faster than that: nothing is made shorter
+    assert machine.measure(samples=2) == 1
+    monkeypatch.setattr(machine, "REFERENCE_SECONDS", 1.0)
+    monkeypatch.setattr(machine, "_work", lambda: time.sleep(1.5))
+    assert machine.measure(samples=1) == pytest.approx(1.5, abs=0.3)
+    monkeypatch.setenv(machine.ENV, "1.5")
+    assert machine.patience(10) == 15  # a wait of 10 s on the reference machine
 
 
 API_TEST = '''import json

@@ -31,7 +31,9 @@ class CeleryWorker:
         self.hostname = f"{name}@{socket.gethostname()}"
         self.log_path = Path(log_dir) / f"worker-{name}.log"
         self.started_at = datetime.now(UTC)
-        env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
+        # its torch threads: its own share of the cores (designer/pipelines/heartbeat.py), not the test process's one
+        env = {**{k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}, "DATABASE_URL": worker_database_url(),
+               **(extra_env or {})}
         with self.log_path.open("ab") as log:
             args = [a.replace("{hostname}", self.hostname) for a in args] if args else [
                 "-m", "celery", "-A", "designer.celery", "worker", "-c", str(concurrency), "-n", self.hostname,
@@ -90,7 +92,9 @@ class MaintenanceProcess:
 
     def __init__(self, name: str, log_dir: Path = Path("."), extra_env: dict | None = None):
         self.name = name
-        env = {**os.environ, "DATABASE_URL": worker_database_url(), **(extra_env or {})}
+        # its torch threads: its own share of the cores (designer/pipelines/heartbeat.py), not the test process's one
+        env = {**{k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}, "DATABASE_URL": worker_database_url(),
+               **(extra_env or {})}
         env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         self.log_path = Path(log_dir) / f"maintenance-{name}.log"
         with self.log_path.open("ab") as log:

@@ -20,7 +20,7 @@ from designer.celery import target_queue
 from designer.pipelines import maintenance
 from designer.pipelines.compute import inventory, workers
 from modules._machine import this_machine
-from supervision import gpus
+from supervision import gpus, launch
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -70,6 +70,9 @@ def _consume_target_queue(sender, instance, **kwargs):
     os.environ["DESIGNER_WORKER"] = sender
     # the GPUs its jobs share with every worker of this machine, each held by one job at a time (supervision/gpus.py)
     os.environ[gpus.MACHINE_GPUS_ENV] = str(hardware().usable)
+    # each of its slots gets its share of the cores for torch's threads (a distributed job's ranks get
+    # theirs from the launcher: launchers/specs.py), unless OMP_NUM_THREADS was given to the worker
+    os.environ.setdefault("OMP_NUM_THREADS", str(launch.slot_threads(settings.WORKER_CPUS, getattr(instance, "concurrency", 1) or 1)))
 
 
 @signals.worker_ready.connect

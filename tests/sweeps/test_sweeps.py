@@ -18,6 +18,7 @@ from django.utils import timezone
 from designer.engine import statuses as st
 from designer.pipelines.models import NodeRun, Pipeline, Run, Sweep, Trial
 from designer.pipelines.sweeps import service as sweeps
+from tests import machine
 from tests.conftest import TEST_DATA
 from tests.pipes import link, node, pipeline
 from tests.workers import CeleryWorker, registered, stop_all
@@ -62,8 +63,9 @@ def config(space, sampling="grid", policy=None, total=4, concurrent=2, **extra):
 
 def finished(sweep: Sweep, timeout=240) -> Sweep:
     """Wait for the sweep to end, moved on by the product alone: each trial's end (signals.run_finished
-    on the worker that finished it) and the workers' heartbeat; the test never moves it itself."""
-    deadline = time.monotonic() + timeout
+    on the worker that finished it) and the workers' heartbeat; the test never moves it itself.
+    `timeout`: seconds on the reference machine (tests/machine.py)."""
+    deadline = time.monotonic() + machine.patience(timeout)
     while True:
         sweep.refresh_from_db()
         if sweep.finished:

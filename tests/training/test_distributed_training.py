@@ -21,7 +21,7 @@ from designer.pipelines.runs import service as runs
 from sdk.formats.image_directory import read_path
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder
-from tests.runs.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
+from tests.runs.test_distributed import CPUS, no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from training import train
 
 # The accuracy comparison is a property of the training, not of the services: it runs in the
@@ -91,7 +91,8 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
         text = (logs / f"70_driver_log_{rank}.txt").read_text()
         assert f"rank {rank} of 2" in text
     rank0 = (logs / "70_driver_log_0.txt").read_text()
-    assert "2 process(es)" in rank0 and f"Epoch {EPOCHS}:" in rank0 and "Epoch" not in (logs / "70_driver_log_1.txt").read_text()
+    # each rank's torch threads: its share of a worker's cores (2 slots, CPUS cores; supervision/launch.py)
+    assert f"2 process(es), {max(1, CPUS // 2)} thread(s) each" in rank0 and f"Epoch {EPOCHS}:" in rank0 and "Epoch" not in (logs / "70_driver_log_1.txt").read_text()
     # each process takes half the training set (DistributedSampler), BATCH images a step
     n_train = len(read_path(run.nodes.get(node_id="apply_train").outputs["transformed_image_directory"]).items)
     half, batch = math.ceil(n_train / 2), GLOBAL_BATCH // 2

@@ -45,7 +45,8 @@ def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -
     # the job's own variables (a component's DESIGNER_METRICS_FILE...), under the launcher's; its
     # PYTHONPATH first (a component's sdk/compat: `from azureml.core import Run` on every rank too)
     own = getattr(job, "env", None) or {}
-    ranks = launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index, max(1, node.cpus // gang.p))
+    ranks = launch.rank_environment(gang.logs, gang.state_dir, node.hostname, index,
+                                   launch.slot_threads(node.cpus, node.concurrency, gang.p))
     env = {**own, **ranks, **sizes, **gpu_environment(gpu, gang.p)}
     if own.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.pathsep.join([own["PYTHONPATH"], ranks["PYTHONPATH"]])
