@@ -80,9 +80,8 @@ class FileBudget:
             return
         tr = terminalreporter
         tr.section("slowest test files (time budget: tests/budget.py)")
-        if self.slowness > 1:
-            tr.write_line(f"this machine took {self.slowness:.2f} times the reference machine's time for tests/machine.py's "
-                          "work: the budgets below, and long waits, are that much longer")
+        tr.write_line(f"this machine took {self.slowness:.2f} times the reference machine's time for tests/machine.py's work "
+                      f"(at least 1): the budgets below (x {self.scale / self.slowness:g} besides) and long waits are that much longer")
         for path, took in sorted(self.seconds.items(), key=lambda x: -x[1])[:10]:
             tr.write_line(f"{took:8.1f} s of {self.budget(path):6.0f} s  {path}")
         for path, took, budget in self.over():

@@ -7,6 +7,7 @@ import pytest
 
 from designer.pipelines.models import NodeRun, Run
 from tests.e2e.helpers import node, open_designer
+from tests.machine import patience
 from tests.pipes import node as n
 from tests.pipes import pipeline
 
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.browser
 MILLION = 1_000_000
 
 
-def wait_status(page, nid, wanted, timeout=120_000):
+def wait_status(page, nid, wanted, timeout=int(patience(120_000))):
     page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="{wanted}"]', timeout=timeout)
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from designer.pipelines.models import Run
 from tests.e2e.helpers import centre, node, open_designer, saved
+from tests.machine import patience
 from tests.pipes import link, pipeline
 from tests.pipes import node as n
 
@@ -176,7 +177,7 @@ def test_view_outputs_and_view_log_show_the_modules_outputs_and_log(page, users,
     open_designer(page, users["owner"], two_nodes())
     page.click("#submit")
     page.wait_for_selector("#run-banner[data-status]:has-text('Run #')", timeout=40_000)
-    page.wait_for_selector("#run-banner[data-status=completed], #run-banner[data-status=failed]", timeout=60_000)
+    page.wait_for_selector("#run-banner[data-status=completed], #run-banner[data-status=failed]", timeout=int(patience(60_000)))
     run = Run.objects.get()
     page.click(".tabs [data-tab=runs]")
     right_click(page, node(page, "src"))

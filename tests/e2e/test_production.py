@@ -16,6 +16,7 @@ from designer.pipelines.models import Pipeline, Run
 from tests.conftest import TEST_DATA
 from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import node, saved
+from tests.machine import patience
 from tests.pipes import fan_out
 from tests.production import STATIC_ROOT, Daphne, Maintenance, manage, production_worker, recipe
 from tests.serving import helpers as serving_helpers
@@ -122,13 +123,13 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
         # two workers of two slots: a busy worker reserves no more (designer/celery.py, FreeSlotsOnly),
         # so the four start at once, with no wait for the outbox to send one held back again
         try:
-            page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="running"]', timeout=60_000)
+            page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="running"]', timeout=int(patience(60_000)))
         except PlaywrightTimeout:
             nodes = Run.objects.get().nodes.values_list("node_id", "status", "worker__hostname", "send_attempts")
             raise AssertionError(f"{nid} not shown running; the nodes (status, worker, messages sent): {list(nodes)}") from None
     page.shot("running")
     hold.unlink()
-    page.wait_for_selector("#run-banner[data-status=completed]", timeout=90_000)
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=int(patience(90_000)))
     for nid in ("src", *branches):
         assert node(page, nid).locator("[data-status]").get_attribute("data-status") == "completed"
     page.shot("completed")
