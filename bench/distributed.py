@@ -76,7 +76,10 @@ def _measure(data: Path) -> int:
 
     user = get_user_model().objects.create_user("bench")
     dataset = _add_dataset(digits_folder(data / "digits"), user)
-    threads = max(1, Worker.objects.first().cpus // PROCESSES)
+    from supervision.launch import slot_threads
+
+    worker = Worker.objects.first()
+    threads = slot_threads(worker.cpus, worker.concurrency, PROCESSES)  # what the engine's ranks get
     print(f"resnet18 from scratch, digits 32x32, {LAYOUT} (node count x process count per node), batch {BATCH} per "
           f"process, {EPOCHS} epoch(s), {threads} thread(s) per process, OMP_WAIT_POLICY={OMP_WAIT_POLICY} on both sides, "
           f"{ROUNDS} round(s) each")
