@@ -27,7 +27,7 @@ def main():
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     out = Path(args.out)
-    names = ("MASTER_ADDR", "MASTER_PORT", "NODE_RANK", "WORLD_SIZE", "RANK", "LOCAL_RANK")
+    names = ("MASTER_ADDR", "MASTER_PORT", "NODE_RANK", "WORLD_SIZE", "RANK", "LOCAL_RANK", "OMP_NUM_THREADS")
     print("environment: " + " ".join(f"{k}={os.environ.get(k)}" for k in names), flush=True)
     for step in range(1, args.steps + 1):
         if rank == args.fail_rank and step == args.fail_at:

@@ -134,6 +134,8 @@ def test_one_node_of_two_processes(workers, users):
     for rank in (0, 1):
         text = (logs_of(run) / f"70_driver_log_{rank}.txt").read_text()
         assert f"RANK={rank} LOCAL_RANK={rank}" in text and "NODE_RANK=0" in text and "step 3: sum 2" in text
+        # torch's threads: the worker's cores shared by its 2 slots and the node's 2 processes, at least one
+        assert f"OMP_NUM_THREADS={max(1, CPUS // 4)}" in text, text
     no_process_left(run)
     # run settings are part of what a distributed node computes: 1 process again does not reuse 2's output
     one = wait_for_run(runs.submit(users["owner"], toy(1, 1, steps=3)).id, timeout=90).nodes.get()
