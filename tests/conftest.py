@@ -119,6 +119,7 @@ def pytest_collection_modifyitems(session, config, items):
         for item in its:
             keys |= _kept_keys_of(item)
             item.stash[KEPT_KEYS] = frozenset(keys)
+    machine.lengthen_timeouts(config, items)  # pytest-timeout's limits, longer on a slower machine
 
 
 def _xdist_units(groups: list[list[list]]) -> list[list[list]]:

@@ -50,3 +50,19 @@ def patience(seconds: float) -> float:
     """A wait of `seconds` on the reference machine, on this one: for waits that end on an event
     (a run finished, a status shown), so that a slow machine waits longer and a fast one no less."""
     return seconds * slowness()
+
+
+def lengthen_timeouts(config, items) -> None:
+    """pytest-timeout's limit of each test (its `timeout` mark, else pytest.ini's), times the
+    machine's slowness (called by tests/conftest.py's pytest_collection_modifyitems)."""
+    factor = slowness()
+    if factor <= 1:
+        return
+    import pytest
+
+    default = float(config.getini("timeout") or 0)
+    for item in items:
+        mark = item.get_closest_marker("timeout")
+        seconds = float((mark.args[0] if mark.args else mark.kwargs.get("timeout", default)) if mark else default)
+        if seconds > 0:
+            item.add_marker(pytest.mark.timeout(seconds * factor), append=False)  # the closest mark: this one

@@ -102,3 +102,21 @@ def test_a_fuzzed_apis_operations_count_once_in_their_files_time(tmp_path):
     slept = 0.5 * len((tmp_path / "requests.txt").read_text())  # each request sleeps 0.5 s
     took = float(re.search(r"([\d.]+) s of +\d+ s  test_api\.py", r.stdout)[1])  # the file's listed time
     assert slept >= 1 and slept <= took < 1.8 * slept, (slept, r.stdout)  # counted twice: 2 x slept and more
+
+
+def test_on_a_slower_machine_a_tests_timeout_is_that_much_longer(tmp_path):
+    """pytest-timeout's limit (here a mark of 1 s on a test of 1.5 s) times the slowness measured."""
+    (tmp_path / "conftest.py").write_text("from tests import machine\n\n\ndef pytest_collection_modifyitems(config, items):\n"
+                                          "    machine.lengthen_timeouts(config, items)\n")
+    (tmp_path / "test_long.py").write_text("import time\n\nimport pytest\n\n\n@pytest.mark.timeout(1)\n"
+                                           "def test_long():\n    time.sleep(1.5)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    def run(slowness: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "pytest_timeout",
+                               "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path)],
+                              cwd=tmp_path, env={**env, machine.ENV: slowness}, capture_output=True, text=True, timeout=120)
+
+    assert "Timeout (>1.0s)" in run("1").stdout  # as written: ended after 1 s
+    r = run("2")
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
