@@ -66,7 +66,7 @@ def watched(browser, request):
     context.add_init_script("window.__csp = []; document.addEventListener('securitypolicyviolation', "
                             "e => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`))")
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(int(patience(15_000)))
     page.errors, page.static = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)

@@ -249,7 +249,7 @@ def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catch
     try:
         sign_in(context, server, users["owner"])
         page = context.new_page()
-        page.set_default_timeout(20_000)
+        page.set_default_timeout(int(patience(20_000)))
         page.base = server.url
         # "right" and "left2" run on only once the server has gone: the page must not see them end first
         hold = tmp_path / "hold"
