@@ -10,6 +10,10 @@ REFERENCE_SECONDS, what it took on the reference machine (2026-11-28, the eleven
 AMD EPYC at 2.45 GHz, 2 cores, quiet). The ratio, at least 1 and at most MAX, scales the budgets
 and `patience()`'s waits; the first process measures it and hands it to pytest-xdist's processes
 (TEST_MACHINE_SLOWNESS, which also sets it by hand: 1 keeps every figure as written).
+
+It is wall-clock time, so it counts a machine's other work too (the reference machine read 1.00
+with one core kept busy, 1.61 with both, while the pass took 4% longer): it errs towards more time,
+never less. The CPU time of the same work would not see a crowded machine at all (0.85 either way).
 """
 from __future__ import annotations
 
