@@ -56,11 +56,11 @@ def estimate(path: str) -> float:
 
 class FileBudget:
     def __init__(self, scale: float, slowness: float = 1.0):
-        self.scale, self.slowness = scale * slowness, slowness
+        self.scale, self.slowness = scale, slowness
         self.seconds: dict[str, float] = defaultdict(float)
 
     def budget(self, path: str) -> float:
-        return BUDGETS.get(path, (DEFAULT_SECONDS, ""))[0] * self.scale
+        return BUDGETS.get(path, (DEFAULT_SECONDS, ""))[0] * self.scale * self.slowness
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not is_subtest(report):  # a subtest's time is already in its test's
@@ -81,7 +81,7 @@ class FileBudget:
         tr = terminalreporter
         tr.section("slowest test files (time budget: tests/budget.py)")
         tr.write_line(f"this machine took {self.slowness:.2f} times the reference machine's time for tests/machine.py's work "
-                      f"(at least 1): the budgets below (x {self.scale / self.slowness:g} besides) and long waits are that much longer")
+                      f"(at least 1): the budgets below (x {self.scale:g} besides) and long waits are that much longer")
         for path, took in sorted(self.seconds.items(), key=lambda x: -x[1])[:10]:
             tr.write_line(f"{took:8.1f} s of {self.budget(path):6.0f} s  {path}")
         for path, took, budget in self.over():

@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 ENV = "TEST_MACHINE_SLOWNESS"
 REFERENCE_SECONDS = 0.0155  # the fastest of 9 runs of _work on the reference machine (15.0-15.5 ms)
 MAX = 4.0  # past 4 times slower, the machine is not one to run the suite on: budgets stop growing
@@ -62,8 +64,6 @@ def lengthen_timeouts(config, items) -> None:
     factor = slowness()
     if factor <= 1:
         return
-    import pytest
-
     default = float(config.getini("timeout") or 0)
     for item in items:
         mark = item.get_closest_marker("timeout")

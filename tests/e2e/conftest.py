@@ -70,7 +70,7 @@ def page(request, browser, server, users, transactional_db):
     context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True, bypass_csp=True)
     sign_in(context, server, users["owner"])
     pg = context.new_page()
-    pg.set_default_timeout(int(patience(10_000)))  # longer on a slower machine (tests/machine.py)
+    pg.set_default_timeout(patience(10_000))  # longer on a slower machine (tests/machine.py)
     errors = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     # refusals the page shows to the user (a bad value, a stale tab, an oversized upload) are not errors

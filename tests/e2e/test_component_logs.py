@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 MILLION = 1_000_000
 
 
-def wait_status(page, nid, wanted, timeout=int(patience(120_000))):
+def wait_status(page, nid, wanted, timeout=patience(120_000)):
     page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="{wanted}"]', timeout=timeout)
 
 

@@ -133,14 +133,14 @@ def test_the_tutorial_script_is_dragged_wired_and_trains_on_real_images_with_liv
     page.wait_for_selector("#problems.ok >> text=No problems: ready to submit.")
 
     page.click("#submit")
-    page.wait_for_selector(f'#canvas g[data-cell-id="{ids["train"]}"] [data-status="running"]', timeout=int(patience(60_000)))
+    page.wait_for_selector(f'#canvas g[data-cell-id="{ids["train"]}"] [data-status="running"]', timeout=patience(60_000))
     select(page, ids["train"])
     page.click("[data-tab=metrics]")
     # the first epoch's points appear while the script runs (log_metric -> events -> the socket)
-    chart_of(page, "validation_accuracy", timeout=int(patience(60_000)))
+    chart_of(page, "validation_accuracy", timeout=patience(60_000))
     page.shot("02-metrics-live")
     for nid in ids.values():
-        page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="completed"]', timeout=int(patience(120_000)))
+        page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="completed"]', timeout=patience(120_000))
     page.wait_for_selector("#run-banner[data-status=completed]")
     page.wait_for_function("Chart.getChart(document.querySelector('#tab-metrics canvas[data-metrics~=training_loss]'))"
                            ".data.datasets[0].data.length === 2")

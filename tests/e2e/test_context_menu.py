@@ -177,7 +177,7 @@ def test_view_outputs_and_view_log_show_the_modules_outputs_and_log(page, users,
     open_designer(page, users["owner"], two_nodes())
     page.click("#submit")
     page.wait_for_selector("#run-banner[data-status]:has-text('Run #')", timeout=40_000)
-    page.wait_for_selector("#run-banner[data-status=completed], #run-banner[data-status=failed]", timeout=int(patience(60_000)))
+    page.wait_for_selector("#run-banner[data-status=completed], #run-banner[data-status=failed]", timeout=patience(60_000))
     run = Run.objects.get()
     page.click(".tabs [data-tab=runs]")
     right_click(page, node(page, "src"))

@@ -21,7 +21,7 @@ from tests.machine import patience
 pytestmark = pytest.mark.browser
 
 PER_CLASS = 60  # 600 images: 540 to train on, 60 to validate, score and evaluate
-RUN_TIMEOUT_MS = int(patience(150_000))  # each node's, in turn (tests/machine.py: longer on a slower machine)
+RUN_TIMEOUT_MS = patience(150_000)  # each node's, in turn (tests/machine.py: longer on a slower machine)
 
 # (label in the palette, name used below, x and y of its drop on the canvas)
 MODULES = [

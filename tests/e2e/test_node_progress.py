@@ -57,7 +57,7 @@ def test_a_training_node_shows_its_epoch_time_and_figures_live_then_its_duration
     page.evaluate("designer.graph.zoomTo(1); designer.graph.centerCell(designer.graph.getCellById('train'))")
     page.click("#submit")
     # an epoch done, the node still running: its epoch of three, its time so far
-    page.wait_for_function(f"({STATUS_JS})('train').match(/^running · epoch \\d+\\/{EPOCHS} done · \\d+ s$/)", timeout=int(patience(120_000)))
+    page.wait_for_function(f"({STATUS_JS})('train').match(/^running · epoch \\d+\\/{EPOCHS} done · \\d+ s$/)", timeout=patience(120_000))
     first = status_line(page, "train")
     progress = node(page, "train").locator(".node-progress")
     assert re.fullmatch(r"loss \d+(\.\d+)? · acc 0\.\d{3}", " ".join(progress.locator("tspan").all_text_contents()).replace("\xa0", " "))
@@ -72,7 +72,7 @@ def test_a_training_node_shows_its_epoch_time_and_figures_live_then_its_duration
         return t.startsWith('running') && m && Number(m[1]) > {seconds(first)}; }}""", timeout=10_000)
     page.shot("training-later")
     # done: its duration, the progress line gone (the node as tall as before), the last figures on hover
-    page.wait_for_function(f"({STATUS_JS})('train').startsWith('completed')", timeout=int(patience(120_000)))
+    page.wait_for_function(f"({STATUS_JS})('train').startsWith('completed')", timeout=patience(120_000))
     assert re.fullmatch(r"completed · \d+(\.\d)? s|completed · \d+ min \d+ s", status_line(page, "train")), status_line(page, "train")
     assert progress.locator("tspan").all_text_contents() in ([], [""], ["-"]) or not progress.is_visible()
     title = node(page, "train").locator(".node-status-tip > title").text_content()
@@ -105,7 +105,7 @@ def test_a_running_nodes_time_is_right_when_the_browsers_clock_is_wrong(page, us
     assert abs(page.evaluate("Date.now()") / 1000 - dt.datetime.now().timestamp() - hours * 3600) < 60  # the clock is off
     page.click("#submit")
     # seconds since it started (a wrong clock showed '3 h 0 min', or '0 s' that never moved)
-    page.wait_for_function(f"(m => m && Number(m[1]) >= 1 && Number(m[1]) < 15)(({STATUS_JS})('add').match(/^running · (\\d+) s$/))", timeout=int(patience(60_000)))
+    page.wait_for_function(f"(m => m && Number(m[1]) >= 1 && Number(m[1]) < 15)(({STATUS_JS})('add').match(/^running · (\\d+) s$/))", timeout=patience(60_000))
     first = seconds(status_line(page, "add"))
     page.shot(f"clock-off-{hours}h")
     page.wait_for_function(f"""() => {{ const m = ({STATUS_JS})('add').match(/^running · (\\d+) s$/); return m && Number(m[1]) > {first}; }}""", timeout=10_000)

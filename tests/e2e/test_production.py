@@ -66,7 +66,7 @@ def watched(browser, request):
     context.add_init_script("window.__csp = []; document.addEventListener('securitypolicyviolation', "
                             "e => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`))")
     page = context.new_page()
-    page.set_default_timeout(int(patience(15_000)))
+    page.set_default_timeout(patience(15_000))
     page.errors, page.static = [], []
     page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
@@ -123,13 +123,13 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
         # two workers of two slots: a busy worker reserves no more (designer/celery.py, FreeSlotsOnly),
         # so the four start at once, with no wait for the outbox to send one held back again
         try:
-            page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="running"]', timeout=int(patience(60_000)))
+            page.wait_for_selector(f'#canvas g[data-cell-id="{nid}"] [data-status="running"]', timeout=patience(60_000))
         except PlaywrightTimeout:
             nodes = Run.objects.get().nodes.values_list("node_id", "status", "worker__hostname", "send_attempts")
             raise AssertionError(f"{nid} not shown running; the nodes (status, worker, messages sent): {list(nodes)}") from None
     page.shot("running")
     hold.unlink()
-    page.wait_for_selector("#run-banner[data-status=completed]", timeout=int(patience(90_000)))
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=patience(90_000))
     for nid in ("src", *branches):
         assert node(page, nid).locator("[data-status]").get_attribute("data-status") == "completed"
     page.shot("completed")

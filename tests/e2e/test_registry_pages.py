@@ -407,7 +407,7 @@ def test_register_model_from_outputs_then_deploy_in_three_clicks(page, users, re
     assert Endpoint.objects.get(name="digits").version == version
     assert "curl -X POST" in page.inner_text("#curl")
     # a worker packages the version (ONNX), the serving process loads it: the page follows by itself
-    page.wait_for_selector("html[data-endpoint-status=healthy]", timeout=int(patience(300_000)))
+    page.wait_for_selector("html[data-endpoint-status=healthy]", timeout=patience(300_000))
     assert page.inner_text("#status-message").startswith("Serving version 1 on 1 serving process")
     page.click("#show-curl-key")
     command = page.inner_text("#curl")

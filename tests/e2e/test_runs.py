@@ -91,7 +91,7 @@ def test_queued_reused_and_regenerated_statuses_and_the_runs_history(page, users
         new MutationObserver(note).observe(document.querySelector('#canvas'), {subtree: true, attributes: true, attributeFilter: ['data-status']});
     }""")
     page.click("#submit")
-    page.wait_for_selector("#run-banner[data-status=completed]", timeout=int(patience(60_000)))
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=patience(60_000))
     seen = page.evaluate("[...window.seenStatuses]")
     assert "queued,running,running" in seen, seen  # two workers' slots: the third waited, and the page said so
     assert set(statuses(page, "abc").values()) == {"completed"}
@@ -153,7 +153,7 @@ def test_a_loss_spread_over_two_decades_is_drawn_on_a_log_axis(page, users, shar
     open_designer(page, users["owner"], pipeline([n("long", "toy_training", epochs=150, epoch_seconds=0),
                                                   n("short", "toy_training", epochs=5, epoch_seconds=0)], []))
     page.click("#submit")
-    page.wait_for_selector("#run-banner[data-status=completed]", timeout=int(patience(60_000)))
+    page.wait_for_selector("#run-banner[data-status=completed]", timeout=patience(60_000))
     select(page, "long")
     page.click("[data-tab=metrics]")
     loss = chart_of(page, "loss")
@@ -180,7 +180,7 @@ def test_metrics_chart_grows_while_the_node_trains(page, users, shared_worker, t
     grown = metric_points(page, "loss")
     assert status(page, "train") == "running" and grown < 14, grown  # drawn while it trains, not at the end
     page.shot("metrics-live")
-    wait_status(page, "train", "completed", timeout=int(patience(60_000)))
+    wait_status(page, "train", "completed", timeout=patience(60_000))
     page.wait_for_function(f"({CHART_OF})('loss').lines[0].points.length === 14 && ({CHART_OF})('accuracy').lines[0].points.length === 14")
     loss = chart_of(page, "loss")
     assert loss["title"] == "Loss" and loss["x"] == "step" and loss["lines"][0]["points"][-1] == {"x": 14, "y": 1 / 14}
@@ -200,7 +200,7 @@ def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, 
     select(page, "toy")
     page.click("[data-tab=outputs]")
     wanted = ["70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"]
-    page.wait_for_function(f"(() => {{ const s = document.querySelector('#log-file'); return !!s && {wanted!r}.every(f => [...s.options].some(o => o.value === f)); }})()", timeout=int(patience(60_000)))
+    page.wait_for_function(f"(() => {{ const s = document.querySelector('#log-file'); return !!s && {wanted!r}.every(f => [...s.options].some(o => o.value === f)); }})()", timeout=patience(60_000))
     # rank 0's log first: what the script printed (the node's own log holds only the designer's lines)
     assert page.locator("#log-file option").first.get_attribute("value") == "70_driver_log_0.txt"
     page.select_option("#log-file", "70_driver_log_1.txt")
@@ -210,7 +210,7 @@ def test_a_distributed_node_lists_a_log_per_rank_and_tails_it_live(page, users, 
     assert status(page, "toy") == "running"  # the text grew while the node ran: a live tail
     assert "rank 1 of 2" in page.inner_text("#log-text")
     page.shot("distributed-logs")
-    wait_status(page, "toy", "completed", timeout=int(patience(60_000)))
+    wait_status(page, "toy", "completed", timeout=patience(60_000))
     # the pane is drawn again for the completed node: the log the user chose stays, to its end
     page.wait_for_selector("#log-text:has-text('step 50: sum 2')")
     assert page.locator("#log-file").input_value() == "70_driver_log_1.txt"
@@ -249,7 +249,7 @@ def test_when_the_server_goes_away_mid_run_the_page_says_so_reconnects_and_catch
     try:
         sign_in(context, server, users["owner"])
         page = context.new_page()
-        page.set_default_timeout(int(patience(20_000)))
+        page.set_default_timeout(patience(20_000))
         page.base = server.url
         # "right" and "left2" run on only once the server has gone: the page must not see them end first
         hold = tmp_path / "hold"
