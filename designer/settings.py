@@ -218,9 +218,35 @@ else:
 EVENT_POLL_SECONDS = env_float("EVENT_POLL_SECONDS", 0.5 if not CHANNEL_LAYER_URL else 5.0, minimum=0.05)
 
 # ---------------------------------------------------------------- artifacts, workers
+# where every artifact lives (designer/engine/store.py): ARTIFACT_STORE, an absolute folder (the
+# embedded default; ARTIFACT_ROOT, its older name, still works) or s3://bucket/prefix, an
+# S3-compatible bucket at ARTIFACT_STORE_ENDPOINT_URL (empty: AWS itself, or boto's AWS_ENDPOINT_URL),
+# with boto3's usual credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION, ...)
 ARTIFACT_ROOT = Path(env_str("ARTIFACT_ROOT", str(DATA_DIR / "artifacts")))
 if not ARTIFACT_ROOT.is_absolute():
     raise ImproperlyConfigured(f"ARTIFACT_ROOT={str(ARTIFACT_ROOT)!r}: must be an absolute path")
+ARTIFACT_STORE = env_str("ARTIFACT_STORE", "") or str(ARTIFACT_ROOT)
+if ARTIFACT_STORE.startswith("s3://"):
+    if not re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\0]*)?", ARTIFACT_STORE):
+        raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE[:120]!r}: expected s3://bucket or s3://bucket/prefix "
+                                   "(a bucket name: 3 to 63 lower-case letters, digits, '.' or '-')")
+elif "://" in ARTIFACT_STORE or not Path(ARTIFACT_STORE).is_absolute():
+    raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE[:120]!r}: expected an absolute folder or s3://bucket/prefix")
+else:
+    ARTIFACT_ROOT = Path(ARTIFACT_STORE)
+ARTIFACT_STORE_ENDPOINT_URL = env_str("ARTIFACT_STORE_ENDPOINT_URL", "") or env_str("AWS_ENDPOINT_URL", "") or None
+if ARTIFACT_STORE_ENDPOINT_URL:
+    env_url("ARTIFACT_STORE_ENDPOINT_URL" if os.environ.get("ARTIFACT_STORE_ENDPOINT_URL") else "AWS_ENDPOINT_URL",
+            "", ("http", "https"))
+# with a bucket, each worker keeps the trees its nodes read and write in a cache of its own (the
+# same path on every worker: an image index may hold absolute paths into it), at most
+# WORKER_CACHE_MB; the least recently used tree that no running node reads goes first
+WORKER_CACHE_DIR = Path(env_str("WORKER_CACHE_DIR", str(DATA_DIR / "worker-cache")))
+if not WORKER_CACHE_DIR.is_absolute():
+    raise ImproperlyConfigured(f"WORKER_CACHE_DIR={str(WORKER_CACHE_DIR)!r}: must be an absolute path")
+WORKER_CACHE_MB = env_float("WORKER_CACHE_MB", 50 * 1024, minimum=1)
+# how often a running node's logs reach the store (the Outputs + logs pane reads them there)
+LOG_SYNC_SECONDS = env_float("LOG_SYNC_SECONDS", 2.0, minimum=0.1)
 # uploaded datasets live under ARTIFACT_ROOT/datasets/<owner id>/...; larger uploads are refused (413)
 DATASET_MAX_UPLOAD_MB = env_float("DATASET_MAX_UPLOAD_MB", 2048, minimum=1)
 DATASET_MAX_UPLOAD_BYTES = int(DATASET_MAX_UPLOAD_MB * 1024 * 1024)

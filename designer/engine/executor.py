@@ -22,6 +22,7 @@ from pathlib import Path
 
 from designer.engine import paths
 from designer.engine.paths import LOG_DIR, LOG_FILE, OutsideFolder  # noqa: F401 - part of this module's API
+from designer.engine.store import StoreError
 from sdk.context import STOP_GRACE_SECONDS, Context, DistributedJob, InputArtifact, Stopped
 from sdk.declarations import Module
 from sdk.errors import Cancelled, DistributedLaunchError, ModuleError, NotInRangeValueError
@@ -204,6 +205,6 @@ def check_params(module: type[Module], params: dict) -> None:
 
 def error_text(e: BaseException) -> str:
     """What the user reads: a module's own error by name; anything else with its traceback."""
-    if isinstance(e, (ModuleError, OutsideFolder)):
+    if isinstance(e, (ModuleError, OutsideFolder, StoreError)):
         return f"{type(e).__name__}: {e}"
     return "".join(traceback.format_exception(e)).rstrip()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from designer.engine import paths
+from designer.engine.store import Store
 
 MAX_CHUNK = 256 * 1024
 
@@ -35,6 +36,19 @@ def read_from(path: Path, offset: int = 0, max_bytes: int = MAX_CHUNK) -> Chunk:
     with path.open("rb") as f:
         f.seek(offset)
         data = f.read(min(max_bytes, size - offset))
+    return _chunk(data, offset, size)
+
+
+def read_stored(store: Store, key: str, offset: int = 0, max_bytes: int = MAX_CHUNK) -> Chunk:
+    """The same from the artifact store (a range read: a 2 GB log costs one chunk)."""
+    size = store.size(key)
+    if size is None:
+        return Chunk("", offset, offset, 0)
+    offset = max(0, min(offset, size))
+    return _chunk(store.read_range(key, offset, min(max_bytes, size - offset)), offset, size)
+
+
+def _chunk(data: bytes, offset: int, size: int) -> Chunk:
     # never cut a UTF-8 character in two: hold back an incomplete trailing sequence
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     text = decoder.decode(data, final=False)

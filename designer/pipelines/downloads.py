@@ -25,9 +25,13 @@ COMPRESSLEVEL = 1  # model weights hardly compress: level 9 takes six times as l
 
 
 def file_response(request, fileobj, filename: str, content_type: str | None = None) -> FileResponse:
-    """`fileobj` (open, binary, seekable) as an attachment named `filename`; closed once sent."""
+    """`fileobj` (open, binary: a file, or a stream from the artifact store with its `length`) as an
+    attachment named `filename`; closed once sent."""
     response = FileResponse(fileobj, as_attachment=True, filename=filename,
                             **({"content_type": content_type} if content_type else {}))
+    length = getattr(fileobj, "length", None)  # a stream from the artifact store says its size
+    if isinstance(length, int) and "Content-Length" not in response:
+        response["Content-Length"] = str(length)
     if isinstance(request, ASGIRequest):
         response.streaming_content = _pieces(fileobj)  # headers (length, name) were set from the file
     return response

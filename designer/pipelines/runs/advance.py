@@ -7,8 +7,6 @@ caller can win.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,7 +16,7 @@ from designer.engine import statuses as st
 from designer.engine.executor import Event
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import NodeRun, Run
-from designer.pipelines.runs import events, signals
+from designer.pipelines.runs import artifacts, events, signals
 from designer.pipelines.runs.rungraph import run_graph
 
 REUSE_CANDIDATES = 5  # earlier completed nodes of the same key looked at (the newest first)
@@ -139,7 +137,7 @@ def _reusable(owner_id: int, key: str) -> NodeRun | None:
     for earlier in candidates[:REUSE_CANDIDATES]:
         if not paths.is_safe_id(earlier.node_id):
             continue  # a node of an old run named '..' wrote where it should not have: never reused
-        if all(Path(p).is_dir() for p in earlier.outputs.values()):
+        if all(artifacts.exists(p) for p in earlier.outputs.values()):
             return earlier
     return None
 

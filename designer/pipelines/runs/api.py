@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.conf import settings
-from django.http import FileResponse, Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from designer.engine import graph, logstore, paths, statuses
+from designer.engine.store import NotInStore, StoreError
+from designer.pipelines import artifact_store, downloads
 from designer.pipelines.authoring import drafts
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute.rows import targets as target_rows
@@ -229,36 +230,43 @@ def _int(raw, default: int) -> int:
         return default
 
 
-def _logs_dir(nr: NodeRun) -> Path:
-    source = nr.reused_from or nr  # a reused node shows the log of the run that made its outputs
-    return _checked(artifacts.logs_dir, source.run_id, source.node_id)
+def _source(nr: NodeRun) -> NodeRun:
+    return nr.reused_from or nr  # a reused node shows the files and logs of the run that made its outputs
 
 
-def output_dir(nr: NodeRun, port: str) -> Path:
-    """Where the output `port` of a node is stored, if it is inside the artifact store and the
-    node that made it has an id that names a folder of its run (an old run may hold `..`)."""
-    source = nr.reused_from or nr
-    _checked(artifacts.node_dir, source.run_id, source.node_id)
-    return _checked(paths.inside, settings.ARTIFACT_ROOT, nr.outputs[port])
+def _logs_key(nr: NodeRun) -> str:
+    source = _source(nr)
+    return f"{_checked(artifacts.node_key, source.run_id, source.node_id)}/{layout.LOG_DIR}"
 
 
-def _checked(path_of, *parts) -> Path:
+def output_key(nr: NodeRun, port: str) -> str:
+    """The store key of the output `port` of a node, if the node that made it has an id that names
+    a folder of its run (an old run may hold `..`) and the output lies in the store."""
+    source = _source(nr)
+    _checked(artifacts.node_key, source.run_id, source.node_id)
+    return _checked(artifacts.output_key, nr.outputs[port])
+
+
+def _checked(path_of, *parts):
     try:
         return path_of(*parts)
     except paths.OutsideFolder as e:
         raise BadRequest(f"these files cannot be shown: {e}")
 
 
-def _list(directory: Path) -> list[dict]:
-    if not directory.is_dir():
-        return []
-    return [{"path": str(f.relative_to(directory)), "size": f.stat().st_size}
-            for f in sorted(directory.rglob("*")) if f.is_file()]
+def _stored(read, *args):
+    """What the store answers; a store that is away is a 503 naming it, not a 500."""
+    try:
+        return read(*args)
+    except StoreError as e:
+        raise BadRequest(f"the artifact store cannot be read now: {e}", status=503)
 
 
 def _logs(nr) -> list[dict]:
     """The node's log files, rank 0's first (sdk.layout.log_order)."""
-    found = {f["path"]: f for f in _list(_logs_dir(nr))}
+    source = _source(nr)
+    _checked(artifacts.node_key, source.run_id, source.node_id)
+    found = {f["path"]: f for f in _stored(artifacts.list_area, source.run_id, source.node_id, layout.LOG_DIR)}
     return [found[name] for name in layout.log_order(list(found))]
 
 
@@ -266,12 +274,12 @@ def _logs(nr) -> list[dict]:
                           query={"file": STR, "offset": INT})})
 def node_log(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
-    logs = _logs_dir(nr)
-    names = layout.log_order([f["path"] for f in _list(logs)])
+    names = layout.log_order([f["path"] for f in _logs(nr)])
     name = request.GET.get("file") or (names[0] if names else layout.DRIVER_LOG)
     if name not in names and names:
         raise BadRequest(f"no log named {name!r}; this node's logs: {', '.join(names)}", status=404)
-    chunk = _checked(logstore.read, logs, name, _int(request.GET.get("offset"), 0))
+    key = _checked(artifacts.file_key, _logs_key(nr), name)
+    chunk = _stored(logstore.read_stored, artifact_store.get(), key, _int(request.GET.get("offset"), 0))
     return JsonResponse({"file": name, "files": names, "text": chunk.text, "offset": chunk.offset,
                          "next_offset": chunk.next_offset, "size": chunk.size, "status": nr.status, "error": nr.error})
 
@@ -280,28 +288,28 @@ def node_log(request, pk, node_id):
 def node_files(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == node_id), {})
-    return JsonResponse({"outputs": {port: _list(output_dir(nr, port)) for port in sorted(nr.outputs)},
+    return JsonResponse({"outputs": {port: _stored(artifacts.list_output, output_key(nr, port)) for port in sorted(nr.outputs)},
                          "logs": _logs(nr), "status": nr.status, "error": nr.error,
                          # what it ran with: the values frozen at submit (pipeline parameters' values put in)
                          "parameters": node.get("parameters", {}), "run_settings": node.get("run_settings", {}),
                          # the device each process trained on (GPU name and memory, or the CPU)
-                         "devices": _checked(artifacts.devices_of, (nr.reused_from or nr).run_id, node_id)})
+                         "devices": _checked(artifacts.devices_of, _source(nr).run_id, node_id)})
 
 
 @api("GET", doc={"GET": Op("Download one file of a node's output (area: the output's port) or of its logs (area: logs)", DOWNLOAD,
                           content="application/octet-stream")})
 def node_file_download(request, pk, node_id, area, path):
+    """Streamed from the store a piece at a time (the web process holds one piece of it)."""
     nr = drafts.node_run(request.user, pk, node_id)
     if area != "logs" and area not in nr.outputs:
         raise Http404
-    base = _logs_dir(nr) if area == "logs" else output_dir(nr, area)
+    base = _logs_key(nr) if area == "logs" else output_key(nr, area)
     try:
-        target = paths.inside(base, path)
-    except paths.OutsideFolder:
+        key = artifacts.file_key(base, path)
+        fileobj = _stored(artifact_store.get().open, key)
+    except (paths.OutsideFolder, NotInStore):
         raise Http404
-    if not target.is_file():
-        raise Http404
-    return FileResponse(target.open("rb"), as_attachment=True, filename=target.name)
+    return downloads.file_response(request, fileobj, Path(path).name)
 
 
 @api("GET", doc={"GET": Op("The workers and compute targets: cores, GPUs, what runs where", s.COMPUTE)})

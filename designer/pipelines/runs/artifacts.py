@@ -1,42 +1,287 @@
-"""Where a node's files live in this deployment: the artifact root (settings) joined by
-designer/engine/paths.py, which owns every artifact and log path and checks that it stays
-inside its folder."""
+"""Where a node's files live in this deployment, and how they move: the one place that knows
+whether the artifact store is a folder (nothing moves: a node writes in the store itself, as
+the embedded app always did) or a bucket (a worker fetches a node's inputs into its cache,
+the node writes in the cache, and its outputs and logs are uploaded before it is recorded
+completed). designer/engine/paths.py owns every path and checks that it stays inside its folder.
+
+A NodeRun's `outputs` hold store keys (`<run>/<node>/<port>`), never a path on a worker; rows
+written before the store existed hold absolute paths under ARTIFACT_ROOT, read as their keys.
+"""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
 
 from designer.engine import paths
+from designer.engine.store import NotInStore, StoreError
+from designer.pipelines import artifact_store
 from sdk import layout
-from sdk.formats.meta import read_meta
+from sdk.formats.meta import META_FILE, read_meta
 
 RANKS_DIR = ("work", "ranks")  # a distributed node's per-rank state files (supervision.rank)
+REF_SUFFIXES = {".csv", ".json", ".yaml", ".yml", ".txt", ".tsv"}
+REF_SCAN_BYTES = 64 * 1024 * 1024  # a bigger file is not read for references to other trees
+SMALL_FILE = 8 * 1024 * 1024  # a _meta.yaml read whole
+VIEW_BYTES = 256 * 1024 * 1024  # what the web app copies of an output to preview it (index, tables, meta)
+
+
+def _base() -> Path:
+    """Where node folders are: the store's folder, or (a bucket) this worker's cache."""
+    root = artifact_store.get().local_root()
+    return root if root is not None else artifact_store.cache().trees
 
 
 def node_dir(run_id: int, node_id: str) -> Path:
-    """The node's folder, checked to be inside its run's folder (paths.OutsideFolder if not)."""
-    return paths.node_dir(settings.ARTIFACT_ROOT, run_id, node_id)
+    """The node's folder, checked to be inside its run's folder (paths.OutsideFolder if not): in
+    the store itself, or, with a bucket, in this worker's cache."""
+    return paths.node_dir(_base(), run_id, node_id)
+
+
+def node_key(run_id: int, node_id: str) -> str:
+    paths.node_dir("/", run_id, node_id)  # the same checks as a folder's (paths.OutsideFolder)
+    return f"{run_id}/{node_id}"
 
 
 def logs_dir(run_id: int, node_id: str) -> Path:
     return paths.logs_dir(node_dir(run_id, node_id))
 
 
+def output_key(stored: str) -> str:
+    """The store key of a NodeRun's output as stored: a key, or an absolute path of an older row
+    (under ARTIFACT_ROOT); paths.OutsideFolder for anything else."""
+    if not isinstance(stored, str) or not stored:
+        raise paths.OutsideFolder(f"{stored!r:.80} names no output")
+    if stored.startswith("/"):
+        root = Path(settings.ARTIFACT_ROOT).resolve()
+        path = paths.inside(root, stored)
+        return path.relative_to(root).as_posix()
+    try:
+        from designer.engine.store import check_key
+        return check_key(stored)
+    except ValueError as e:
+        raise paths.OutsideFolder(str(e)) from None
+
+
+def local_output(stored: str) -> Path | None:
+    """An output's folder when the store is a folder (None with a bucket)."""
+    root = artifact_store.get().local_root()
+    return paths.inside(root, output_key(stored)) if root is not None else None
+
+
+def exists(stored: str) -> bool:
+    """Whether an output is complete in the store (a run reusing it can read it)."""
+    try:
+        key = output_key(stored)
+        root = artifact_store.get().local_root()
+        if root is not None:
+            return paths.inside(root, key).is_dir()
+        return artifact_store.get().manifest(key) is not None
+    except (paths.OutsideFolder, StoreError, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------- a worker running a node
+
+
+@contextlib.contextmanager
+def fetched(keys: list[str]) -> Iterator[dict[str, Path]]:
+    """{key: local folder} of every tree of `keys` (and of the trees they refer to) while the block
+    runs: the store's own folders, or this worker's cache, held so that nothing evicts them."""
+    root = artifact_store.get().local_root()
+    if root is not None:
+        yield {key: paths.inside(root, key) for key in keys}
+        return
+    with artifact_store.cache().hold(keys) as held:
+        yield held
+
+
+def keep_outputs(run_id: int, node_id: str, outputs: dict[str, str], held: dict[str, Path]) -> dict[str, str]:
+    """The outputs a node wrote (port -> folder) kept in the store; {port: key}. With a bucket each
+    is uploaded (its manifest last) with the trees its files point into (an ImageDirectory's
+    index names its input's images), and stays in this worker's cache. StoreError when the
+    store refuses: the node is then failed, never recorded completed."""
+    base = node_key(run_id, node_id)
+    keys = {port: f"{base}/{port}" for port in outputs}
+    store = artifact_store.get()
+    if store.local_root() is not None:
+        return keys
+    cache = artifact_store.cache()
+    candidates = {*held, *keys.values()}
+    for port, folder in outputs.items():
+        refs = _refs_in(Path(folder), cache.trees, candidates - {keys[port]})
+        manifest = store.upload_tree(keys[port], Path(folder), refs)
+        cache.adopt(keys[port], manifest)
+    return keys
+
+
+def _refs_in(folder: Path, trees: Path, candidates: set[str]) -> list[str]:
+    """The trees among `candidates` that a text file of `folder` names by an absolute path."""
+    found: set[str] = set()
+    prefixes = {key: f"{trees}/{key}/" for key in candidates}
+    for f in folder.rglob("*"):
+        if f.suffix.lower() not in REF_SUFFIXES or not f.is_file() or f.stat().st_size > REF_SCAN_BYTES:
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        found.update(key for key, prefix in prefixes.items() if key not in found and prefix in text)
+    return sorted(found)
+
+
+class LogSync(threading.Thread):
+    """With a bucket: a running node's logs and device records reach the store every
+    LOG_SYNC_SECONDS (the Outputs + logs pane reads them there), and once more when it ends.
+    A file is uploaded again only when it has grown or changed."""
+
+    def __init__(self, run_id: int, node_id: str):
+        super().__init__(daemon=True, name=f"logsync-{run_id}-{node_id}")
+        self.folder = node_dir(run_id, node_id)
+        self.key = node_key(run_id, node_id)
+        self.stopped = threading.Event()
+        self.seen: dict[str, tuple[int, int]] = {}
+        self.error: StoreError | None = None
+
+    def __enter__(self) -> LogSync:
+        if artifact_store.is_remote():
+            self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self.is_alive():
+            return
+        self.stopped.set()
+        self.join()
+        self.sync()  # the last lines, complete
+
+    def run(self) -> None:
+        while not self.stopped.wait(settings.LOG_SYNC_SECONDS):
+            self.sync()
+
+    def sync(self) -> None:
+        store = artifact_store.get()
+        for area in (layout.LOG_DIR, layout.DEVICES_DIR):
+            folder = self.folder / area
+            if not folder.is_dir():
+                continue
+            for f in sorted(folder.rglob("*")):
+                try:
+                    stat = f.stat()
+                    if not f.is_file() or self.seen.get(str(f)) == (stat.st_size, stat.st_mtime_ns):
+                        continue
+                    store.put_file(f"{self.key}/{area}/{f.relative_to(folder).as_posix()}", f)
+                    self.seen[str(f)] = (stat.st_size, stat.st_mtime_ns)
+                    self.error = None
+                except StoreError as e:  # the store is away: the next round tries again
+                    self.error = e
+                except OSError:
+                    continue
+
+
+# ---------------------------------------------------------------- the web app reading what a run left
+
+
+def list_output(stored: str) -> list[dict]:
+    """{path, size} of every file of an output, from its manifest (a bucket) or its folder."""
+    key = output_key(stored)
+    manifest = artifact_store.get().manifest(key)
+    return [{"path": rel, "size": int(f["size"])} for rel, f in sorted(manifest.files.items())] if manifest else []
+
+
+def list_area(run_id: int, node_id: str, area: str) -> list[dict]:
+    """{path, size} of the files of a node's logs (or devices) folder."""
+    return [{"path": rel, "size": size} for rel, size in artifact_store.get().list(f"{node_key(run_id, node_id)}/{area}")]
+
+
+def file_key(base_key: str, rel: str) -> str:
+    """The key of a file of a tree, by a path relative to it as a user sent it (never outside it:
+    paths.OutsideFolder for `..`, an absolute path or an empty part)."""
+    parts = str(rel).split("/")
+    if not rel or any(p in ("", ".", "..") or "\0" in p or "\\" in p for p in parts):
+        raise paths.OutsideFolder(f"{str(rel)[:80]!r} leads outside its folder")
+    return f"{base_key}/{rel}"
+
+
+def read_output_meta(stored: str) -> dict:
+    """An output's _meta.yaml ({} when it cannot be read)."""
+    folder = local_output(stored)
+    if folder is not None:
+        return read_meta(folder)
+    try:
+        raw = artifact_store.get().read_bytes(f"{output_key(stored)}/{META_FILE}", SMALL_FILE)
+    except (StoreError, paths.OutsideFolder):
+        return {}
+    with tempfile.TemporaryDirectory(prefix="designer-meta-") as tmp:
+        Path(tmp, META_FILE).write_bytes(raw)
+        return read_meta(tmp)
+
+
+@contextlib.contextmanager
+def readable_output(stored: str) -> Iterator[Path]:
+    """A folder holding an output's files for the web app to read: its own folder (a store that is
+    a folder), or a temporary copy of its tables and descriptions (index, CSV, JSON, YAML: never
+    images or weights), streamed from the bucket to a temporary folder, gone after the block."""
+    folder = local_output(stored)
+    if folder is not None:
+        yield folder
+        return
+    store = artifact_store.get()
+    key = output_key(stored)
+    manifest = store.manifest(key)
+    with tempfile.TemporaryDirectory(prefix="designer-view-") as tmp:
+        budget = VIEW_BYTES
+        for rel, f in sorted(manifest.files.items() if manifest else ()):
+            size = int(f["size"])
+            if Path(rel).suffix.lower() not in REF_SUFFIXES or size > budget:
+                continue
+            budget -= size
+            target = paths.inside(tmp, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with store.open(f"{key}/{rel}") as source, target.open("wb") as out:
+                shutil.copyfileobj(source, out, 1024 * 1024)
+        yield Path(tmp)
+
+
+def store_key_of_path(path: str) -> str | None:
+    """The key of a file that an index names by an absolute path into the store's folder or a
+    worker's cache (the same path on every worker); None for any other path."""
+    store = artifact_store.get()
+    root = store.local_root()
+    base = root if root is not None else Path(settings.WORKER_CACHE_DIR) / "trees"
+    try:
+        resolved = Path(os.path.normpath(path))
+        if not resolved.is_absolute() or not resolved.is_relative_to(base):
+            return None
+        key = resolved.relative_to(base).as_posix()
+        from designer.engine.store import check_key
+        return check_key(key)
+    except ValueError:
+        return None
+
+
 def devices_of(run_id: int, node_id: str, limit: int = 64) -> list[dict]:
     """The device each process of a training used, by rank (sdk.layout.DEVICES_DIR: small JSON
     files that the training writes); at most `limit`, each read only when it is small."""
-    folder = node_dir(run_id, node_id) / layout.DEVICES_DIR
+    store = artifact_store.get()
+    base = f"{node_key(run_id, node_id)}/{layout.DEVICES_DIR}"
     found = []
-    for f in sorted(folder.glob(layout.DEVICES_GLOB))[:limit] if folder.is_dir() else []:
+    try:
+        listed = store.list(base)
+    except StoreError:
+        return []
+    for rel, size in [(r, s) for r, s in listed if Path(r).match(layout.DEVICES_GLOB)][:limit]:
         try:
-            if f.stat().st_size <= 4096:
-                info = json.loads(f.read_text(encoding="utf-8"))
+            if size <= 4096:
+                info = json.loads(store.read_bytes(f"{base}/{rel}", 4096).decode("utf-8"))
                 if isinstance(info, dict):
                     found.append({k: info[k] for k in ("rank", "worker", "device", "gpu", "gpu_memory_gib", "text")
                                   if k in info})
-        except (OSError, ValueError):
+        except (StoreError, ValueError, UnicodeDecodeError):
             continue
     return sorted(found, key=lambda d: d.get("rank") if isinstance(d.get("rank"), int) else 0)
 
@@ -49,11 +294,14 @@ def ranks_dir(node_folder: Path) -> Path:
 def kept_epoch(outputs: dict) -> int | None:
     """The epoch whose model a node's outputs hold, when they say so (Train PyTorch Model keeps the
     epoch of lowest validation loss, `best_epoch`, not its last); None otherwise."""
-    for folder in (outputs or {}).values():
+    for stored in (outputs or {}).values():
         try:
-            epoch = read_meta(folder).get("best_epoch") if folder else None
-        except (OSError, ValueError, AttributeError):  # unreadable, or not a mapping: no answer
+            epoch = read_output_meta(stored).get("best_epoch") if stored else None
+        except (OSError, ValueError, AttributeError, paths.OutsideFolder):  # unreadable, or not a mapping
             continue
         if isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 0:
             return epoch
     return None
+
+
+__all__ = ["NotInStore", "StoreError"]

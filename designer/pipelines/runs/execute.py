@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from designer.engine import cache, executor
 from designer.engine import statuses as st
+from designer.engine.store import StoreError
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun
@@ -27,6 +28,7 @@ from designer.pipelines.runs.launchers.distributed import launcher_for
 from designer.pipelines.runs.node_heartbeat import NodeHeartbeat
 from designer.pipelines.runs.rungraph import run_graph
 from sdk.context import STOP_GRACE_SECONDS
+from sdk.errors import ModuleError
 
 
 class Unwatched:
@@ -71,35 +73,67 @@ def execute_noderun(noderun_id: int) -> list[int]:
                       send_due_at=None):
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
     buffer = events.Buffer(nr.run_id)
+    folder = artifacts.node_dir(nr.run_id, nr.node_id)
     # a sweep's trial: its policy may end the training early, saying why in the node's log
-    watch = _watch(nr, buffer.add, lambda text: executor.append_log(artifacts.node_dir(nr.run_id, nr.node_id), text))
+    watch = _watch(nr, buffer.add, lambda text: executor.append_log(folder, text))
     launcher = launcher_for(nr.pk) if module.distributed else None
     outputs, error = None, None
     # in a worker's pool process, a module deaf to a cancel has its process ended; inline (a
     # command's own process) and distributed (its launcher ends its processes) it is waited for
     overdue = None if module.distributed or workers.current_name() == workers.INLINE else lambda: _end_overdue(nr, buffer)
-    with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat:
+    with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat, artifacts.LogSync(nr.run_id, nr.node_id):
         try:
-            # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
-            outputs = executor.execute(module, node, _inputs(nr), artifacts.node_dir(nr.run_id, nr.node_id),
-                                       watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
-        except BaseException as e:  # the module's own error, a Cancelled, or the worker's shutdown
+            # its inputs here (with a bucket: fetched into this worker's cache, held while it runs)
+            with artifacts.fetched(_input_keys(nr, node)) as held:
+                # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
+                written = executor.execute(module, node, _inputs(nr, held), folder,
+                                           watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
+                # kept in the store before it counts as completed: a worker lost during the upload
+                # leaves nothing that any reader sees, and the node is reaped as lost
+                outputs = _kept(nr, folder, written, held)
+        except BaseException as e:  # the module's own error, a Cancelled, the store's refusal, or the worker's shutdown
             error = e
     if error is not None:
         return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancel_requested())
     return _completed(nr, buffer, outputs, reusable=not watch.ended)
 
 
-def _inputs(nr: NodeRun) -> dict[str, executor.InputArtifact]:
-    """What the node's input ports receive: the directories its parents wrote, with their meta."""
+def _input_keys(nr: NodeRun, node: dict) -> list[str]:
+    """The store's trees the node reads: its parents' outputs, and a Dataset node's stored upload."""
+    g = run_graph(nr.run)
+    upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=nr.run_id, node_id__in=g.parents[nr.node_id]).order_by()}
+    keys = [artifacts.output_key(upstream[up].outputs[out]) for up, out in g.inputs[nr.node_id].values()]
+    stored = node.get("parameters", {}).get("stored_file")
+    if isinstance(stored, str) and stored:
+        key = artifacts.store_key_of_path(stored)
+        if key and "/" in key:
+            keys.append(key.rsplit("/", 1)[0])  # an upload is a tree of one file
+    return keys
+
+
+def _inputs(nr: NodeRun, held: dict[str, Path]) -> dict[str, executor.InputArtifact]:
+    """What the node's input ports receive: the folders its parents wrote, here, with their meta."""
     g = run_graph(nr.run)
     upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=nr.run_id, node_id__in=g.parents[nr.node_id]).order_by()}
     inputs = {}
     for port, (up, out) in g.inputs[nr.node_id].items():
-        path = Path(upstream[up].outputs[out])
+        path = Path(held[artifacts.output_key(upstream[up].outputs[out])])
         meta = executor.read_meta(path)
         inputs[port] = executor.InputArtifact(path, meta.get("type", ""), meta)
     return inputs
+
+
+def _kept(nr: NodeRun, folder: Path, written: dict[str, str], held: dict[str, Path]) -> dict[str, str]:
+    """Its outputs in the store ({port: key}); a refusal is the node's failure, saying so."""
+    try:
+        return artifacts.keep_outputs(nr.run_id, nr.node_id, written, held)
+    except StoreError as e:
+        executor.append_log(folder, f"its outputs could not be kept in the artifact store: {e}")
+        raise StoreFailed(f"its outputs could not be kept in the artifact store: {e}") from None
+
+
+class StoreFailed(ModuleError):
+    """The artifact store refused a node's outputs or inputs (it is away, full, or refuses the credentials)."""
 
 
 def _failed(nr: NodeRun, buffer: events.Buffer, error: BaseException, cancelled: bool) -> list[int]:

@@ -17,12 +17,13 @@ import logging
 import shutil
 from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from designer.engine import paths
 from designer.engine import statuses as st
+from designer.engine.store import StoreError
+from designer.pipelines import artifact_store
 from designer.pipelines.models import ModelVersion, NodeRun, Run, Trial
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,20 @@ def _collect_run(run_id: int) -> int:
     # nodes of this run whose outputs a run that is not deleted still reads
     reused = set(NodeRun.objects.filter(reused_from__run_id=run_id, run__deleted_at__isnull=True)
                  .values_list("reused_from__node_id", flat=True))
-    folder = paths.run_dir(settings.ARTIFACT_ROOT, run_id)
+    store = artifact_store.get()
+    if store.local_root() is None:  # a bucket: each node's objects (outputs, logs), manifests first
+        for node_id in NodeRun.objects.filter(run_id=run_id).values_list("node_id", flat=True):
+            if node_id not in reused and paths.is_safe_id(node_id):
+                try:
+                    store.delete_prefix(f"{run_id}/{node_id}")
+                except StoreError as e:  # the store is away: the next collection tries again
+                    log.warning("could not remove run %s's node %s from the store: %s", run_id, node_id, e)
+                    return 0
+        if reused:
+            return 0
+        Run.everything.filter(pk=run_id, deleted_at__isnull=False).delete()
+        return 1
+    folder = paths.run_dir(store.local_root(), run_id)
     if folder.is_dir():
         for child in folder.iterdir():
             if child.name not in reused:

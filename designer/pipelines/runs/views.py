@@ -5,6 +5,7 @@ changes of a pipeline, it changes through drafts.py, as the API does."""
 from __future__ import annotations
 
 import mimetypes
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
@@ -15,7 +16,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from designer.engine import graph, jsontext, statuses
+from designer.engine import graph, jsontext, paths, statuses
+from designer.engine.store import NotInStore, StoreError
+from designer.pipelines import artifact_store
 from designer.pipelines.authoring import drafts
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers as workers_of
@@ -23,8 +26,8 @@ from designer.pipelines.compute.rows import targets as target_rows
 from designer.pipelines.compute.rows import workers
 from designer.pipelines.datasets.service import DATASET_KIND
 from designer.pipelines.models import Dataset, NodeRun, Run
-from designer.pipelines.runs import retention, visualize
-from designer.pipelines.runs.api import output_dir
+from designer.pipelines.runs import artifacts, retention, visualize
+from designer.pipelines.runs.api import output_key
 from designer.pipelines.web import BadRequest
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
@@ -283,24 +286,43 @@ def node_visualize(request, pk, node_id):
 
 def _preview(nr: NodeRun, port: str, wrong_only: bool) -> dict:
     try:
-        return visualize.preview(output_dir(nr, port), wrong_only)
+        with artifacts.readable_output(output_key(nr, port)) as folder:
+            return visualize.preview(folder, wrong_only)
     except BadRequest as e:  # a folder outside the store, or an old node id such as `..`
         return {"type": "unknown", "error": str(e)}
+    except StoreError as e:
+        return {"type": "unknown", "error": f"the artifact store cannot be read now: {e}"}
 
 
 @login_required
 @require_GET
 def node_image(request, pk, node_id, port, index):
-    """One image of an ImageDirectory output (only files inside the artifact or data store)."""
+    """One image of an ImageDirectory output: a file of the store (or of the data folder, for the
+    embedded app's images), streamed."""
     nr = drafts.node_run(request.user, pk, node_id)
     try:
-        directory = port in nr.outputs and output_dir(nr, port)
-    except BadRequest:
-        directory = None
-    path = directory and visualize.image_path(directory, index, [settings.ARTIFACT_ROOT, settings.DATA_DIR])
-    if not path:
+        key = output_key(nr, port) if port in nr.outputs else None
+        if key is None:
+            raise Http404("no such image")
+        local = artifacts.local_output(key)
+        if local is not None:
+            path = visualize.image_path(local, index, [settings.ARTIFACT_ROOT, settings.DATA_DIR])
+            if not path:
+                raise Http404("no such image")
+            return FileResponse(path.open("rb"), content_type=mimetypes.guess_type(path.name)[0] or "application/octet-stream")
+        with artifacts.readable_output(key) as folder:
+            item = visualize.image_item(folder, index)
+        image = item and (artifacts.store_key_of_path(item) if item.startswith("/") else artifacts.file_key(key, item))
+        if not image or Path(image).suffix.lower() not in visualize.IMAGE_SUFFIXES:
+            raise Http404("no such image")
+        body = artifact_store.get().open(image)
+    except (BadRequest, paths.OutsideFolder, NotInStore):
         raise Http404("no such image")
-    return FileResponse(path.open("rb"), content_type=mimetypes.guess_type(path.name)[0] or "application/octet-stream")
+    except StoreError:
+        return HttpResponse("the artifact store cannot be read now", status=503, content_type="text/plain")
+    response = FileResponse(body, content_type=mimetypes.guess_type(image)[0] or "application/octet-stream")
+    response["Content-Length"] = str(body.length)
+    return response
 
 
 # ---------------------------------------------------------------- compute

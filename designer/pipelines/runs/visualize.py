@@ -83,6 +83,15 @@ def image_path(directory: Path, index: int, allowed_roots: list[Path]) -> Path |
     return p
 
 
+def image_item(directory: Path, index: int) -> str | None:
+    """The path the index-th item of an ImageDirectory names (relative to it, or absolute), or None."""
+    try:
+        items = image_directory.read_items(directory)
+    except (OSError, ValueError, KeyError, csv.Error):
+        return None
+    return items[index][0] if 0 <= index < len(items) else None
+
+
 def _inside_any(roots: list[Path], path: Path) -> Path | None:
     for root in roots:
         try:
