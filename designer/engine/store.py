@@ -79,6 +79,14 @@ def check_key(key: str) -> str:
     return key
 
 
+def check_object_key(key: str) -> str:
+    """Any key `walk()` gives: an artifact key, or a tree's manifest `_manifests/<key>.json`."""
+    if isinstance(key, str) and key.startswith(f"{MANIFESTS}/") and key.endswith(".json"):
+        check_key(key[len(MANIFESTS) + 1:-len(".json")])
+        return key
+    return check_key(key)
+
+
 def file_digest(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -174,6 +182,23 @@ class Store:
         """A URL the browser can fetch the object from directly (S3: presigned), or None."""
         return None
 
+    # ---- every object as it is kept (manage.py copy_store): keys as check_object_key takes them
+    def walk(self) -> Iterator[tuple[str, int]]:
+        """(key, size) of every object of the store, the trees' manifests included, sorted."""
+        raise NotImplementedError
+
+    def get_object(self, key: str, path: Path) -> None:
+        """The object (a manifest too) written to the file `path`; NotInStore when there is none."""
+        raise NotImplementedError
+
+    def put_object(self, key: str, path: Path) -> None:
+        """The file `path` as the object `key` (a manifest too: put it after its tree's files)."""
+        raise NotImplementedError
+
+    def sha256(self, key: str) -> str:
+        """The SHA-256 of the object's bytes as they are in the store (read through)."""
+        raise NotImplementedError
+
     def _get_optional(self, key: str) -> bytes | None:
         try:
             return self.read_range(key, 0, 1 << 40)
@@ -237,11 +262,37 @@ class LocalStore(Store):
             shutil.copyfile(source / rel, target)
 
     def put_file(self, key, path):
-        target = self.path(key)
+        self.put_object(check_key(key), path)
+
+    def put_object(self, key, path):
+        target = self.root.joinpath(*check_object_key(key).split("/"))
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.incoming-{os.getpid()}")
+        tmp = target.with_name(f".{target.name}.incoming-{os.getpid()}-{threading.get_ident()}")
         shutil.copyfile(path, tmp)
         tmp.rename(target)
+
+    def get_object(self, key, path):
+        source = self.root.joinpath(*check_object_key(key).split("/"))
+        if not source.is_file():
+            raise NotInStore(f"{self.url}: no object {key[:200]!r}")
+        shutil.copyfile(source, path)
+
+    def sha256(self, key):
+        source = self.root.joinpath(*check_object_key(key).split("/"))
+        if not source.is_file():
+            raise NotInStore(f"{self.url}: no object {key[:200]!r}")
+        return file_digest(source)
+
+    def walk(self):
+        root = self.root.resolve()
+        found = []
+        for path in self.root.rglob("*"):
+            rel = path.relative_to(self.root)
+            if any(p.startswith(".") and (".incoming-" in p or p.startswith(".check-")) for p in rel.parts):
+                continue  # a write in progress (or a crashed one), never an object
+            if path.is_file() and not (path.is_symlink() and not path.resolve().is_relative_to(root)):
+                found.append((rel.as_posix(), path.stat().st_size))
+        return iter(sorted(found))
 
     def put_bytes(self, key, data, checked=True):
         target = self.path(key) if checked else self.root.joinpath(*key.split("/"))
@@ -253,12 +304,15 @@ class LocalStore(Store):
     def open(self, key):
         try:
             return self.path(key).open("rb")
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            raise NotInStore(f"{self.url}: no object {key!r}") from None
+        except OSError:  # none, a folder, or a name longer than the file system takes
+            raise NotInStore(f"{self.url}: no object {key[:200]!r}") from None
 
     def size(self, key):
-        path = self.path(key)
-        return path.stat().st_size if path.is_file() else None
+        try:
+            stat = self.path(key).stat()
+        except OSError:
+            return None
+        return stat.st_size if stat.st_mode & 0o100000 else None
 
     def read_range(self, key, offset, length):
         with self.open(key) as f:
@@ -412,8 +466,31 @@ class S3Store(Store):
         self._call(f"writing {key}", self.s3.put_object, Bucket=self.bucket, Key=self._key(key), Body=data)
 
     def put_file(self, key, path):
-        self._call(f"uploading {key}", self.s3.upload_file, str(path), self.bucket, self._key(check_key(key)),
+        self.put_object(check_key(key), path)
+
+    def put_object(self, key, path):
+        self._call(f"uploading {key}", self.s3.upload_file, str(path), self.bucket, self._key(check_object_key(key)),
                    Config=self.transfer)
+
+    def get_object(self, key, path):
+        self._call(f"downloading {key}", self.s3.download_file, self.bucket, self._key(check_object_key(key)),
+                   str(path), Config=self.transfer)
+
+    def sha256(self, key):
+        answer = self._call(f"reading {key}", self.s3.get_object, Bucket=self.bucket, Key=self._key(check_object_key(key)))
+        h = hashlib.sha256()
+        try:
+            for chunk in answer["Body"].iter_chunks(1024 * 1024):
+                h.update(chunk)
+        except (self._errors.BotoCoreError, OSError) as e:
+            raise self._explain(e, f"reading {key}") from None
+        return h.hexdigest()
+
+    def walk(self):
+        base = f"{self.prefix}/" if self.prefix else ""
+        found = [(o["Key"][len(base):], int(o["Size"])) for page in self._pages(base) for o in page.get("Contents", [])]
+        # (a "folder" some tools make is no object; the check's probe is gone in a moment)
+        return iter(sorted(k for k in found if not k[0].endswith("/") and k[0] != f"{MANIFESTS}/.check"))
 
     def put_bytes(self, key, data):
         self._put(check_key(key), data)
