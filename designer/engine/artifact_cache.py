@@ -174,6 +174,12 @@ class ArtifactCache:
             if used + needed <= self.max_bytes:
                 return
             held = self._held_keys()
+            kept = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k in held or k == key)
+            if kept + needed > self.max_bytes:  # refused before anything goes: evicting would not make room
+                raise CacheFull(
+                    f"{self.setting}={self.root}: the worker's cache cannot hold {key!r} ({needed / 1e6:.1f} MB): "
+                    f"it holds at most {self.max_bytes / 1e6:.1f} MB (WORKER_CACHE_MB) and running nodes read "
+                    f"{kept / 1e6:.1f} MB of it; raise WORKER_CACHE_MB or give this worker fewer slots")
             for old in sorted(entries, key=lambda k: entries[k].get("used", 0)):
                 if used + needed <= self.max_bytes:
                     break
@@ -182,11 +188,6 @@ class ArtifactCache:
                 shutil.rmtree(self.path_of(old), ignore_errors=True)
                 used -= int(entries.pop(old).get("bytes", 0))
             self._write_index(doc)
-            if used + needed > self.max_bytes:
-                raise CacheFull(
-                    f"{self.setting}={self.root}: the worker's cache cannot hold {key!r} ({needed / 1e6:.1f} MB): "
-                    f"it holds at most {self.max_bytes / 1e6:.1f} MB (WORKER_CACHE_MB) and running nodes read "
-                    f"{used / 1e6:.1f} MB of it; raise WORKER_CACHE_MB or give this worker fewer slots")
 
 
 def _empty() -> dict:
