@@ -40,3 +40,11 @@ def two_branches(fail_left=False, sleep=0.0, hold="", held="left"):
         if n["id"] in ((held,) if isinstance(held, str) else held):
             n["parameters"]["hold_file"] = hold
     return doc
+
+
+def out_path(stored):
+    """The folder of a node's output as a NodeRun stores it (a key of the artifact store), in a
+    store that is a folder."""
+    from designer.pipelines.runs import artifacts
+
+    return artifacts.local_output(stored)

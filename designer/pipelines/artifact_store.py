@@ -5,10 +5,16 @@ One store object per process and setting (boto3's client is thread-safe and keep
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import threading
+from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.files import File
+from django.core.files.storage import Storage
 
 from designer.engine.artifact_cache import ArtifactCache
 from designer.engine.store import Store, StoreError, open_store
@@ -48,3 +54,53 @@ def check_at_start() -> None:
         get().check()
     except StoreError as e:
         raise ImproperlyConfigured(f"The artifact store cannot be used: {e}") from None
+
+
+class StoreStorage(Storage):
+    """Django's file storage on the artifact store, for file fields (uploaded datasets): a file
+    `a/b/<folder>/<name>` is kept as the tree `a/b/<folder>` of one file, complete or not there
+    at all, which a worker fetches into its cache like any node's output."""
+
+    def _tree(self, name: str) -> str:
+        folder, _, _ = name.rpartition("/")
+        if not folder:
+            raise ValueError(f"{name!r}: a stored file lies in a folder of its own")
+        return folder
+
+    def _save(self, name, content):
+        folder, _, filename = name.rpartition("/")
+        self._tree(name)
+        with tempfile.TemporaryDirectory(prefix="designer-upload-") as tmp:
+            target = Path(tmp, filename)
+            source = getattr(content, "temporary_file_path", None)
+            if source is not None:
+                try:
+                    os.link(source(), target)  # (Django's own temporary file: no copy)
+                except OSError:
+                    shutil.copyfile(source(), target)
+            else:
+                content.seek(0)
+                with target.open("wb") as out:
+                    shutil.copyfileobj(content, out, 1024 * 1024)
+            get().upload_tree(folder, Path(tmp))
+        return name
+
+    def _open(self, name, mode="rb"):
+        if "w" in mode or "a" in mode:
+            raise ValueError("the artifact store's files are written whole, never opened for writing")
+        return File(get().open(name), name)
+
+    def exists(self, name):
+        return get().size(name) is not None
+
+    def delete(self, name):
+        get().delete_prefix(self._tree(name))
+
+    def size(self, name):
+        return get().size(name) or 0
+
+    def url(self, name):
+        raise NotImplementedError("the web app serves stored files itself (downloads.py)")
+
+    def listdir(self, path):
+        raise NotImplementedError("the artifact store is not listed through Django")

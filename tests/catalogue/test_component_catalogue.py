@@ -20,7 +20,7 @@ from designer.pipelines.models import Component, NodeRun, Pipeline
 from designer.pipelines.runs import service as runs
 from modules import catalogue as module_catalogue
 from tests.conftest import may_add_components
-from tests.pipes import node, pipeline
+from tests.pipes import node, out_path, pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,11 +86,11 @@ def test_a_saved_pipeline_keeps_its_component_version_when_a_new_one_is_added(us
     run = runs.submit(users["owner"], stored.draft, pipeline=stored, inline=True)
     nr = NodeRun.objects.get(run=run, node_id="a")
     assert nr.status == st.COMPLETED, nr.error
-    assert (Path(nr.outputs["out"]) / "value.txt").read_text() == "one"  # version 1 ran
+    assert (out_path(nr.outputs["out"]) / "value.txt").read_text() == "one"  # version 1 ran
     # a node added now gets the latest version, and the run's snapshot names the one that ran
     run2 = runs.submit(users["owner"], pipeline([node("b", "echo_script")], []), inline=True)
     assert run2.snapshot["nodes"][0]["version"] == 2
-    assert (Path(NodeRun.objects.get(run=run2, node_id="b").outputs["out"]) / "value.txt").read_text() == "two"
+    assert (out_path(NodeRun.objects.get(run=run2, node_id="b").outputs["out"]) / "value.txt").read_text() == "two"
 
 
 def test_a_pinned_version_that_is_gone_is_named(users):
@@ -126,7 +126,7 @@ def test_an_unchanged_component_is_reused_and_runs_again_once_its_code_changes(u
         third = runs.submit(users["owner"], doc, inline=True)
         nr = NodeRun.objects.get(run=third, node_id="a")
         assert nr.status == st.COMPLETED
-        assert (Path(nr.outputs["out"]) / "value.txt").read_text() == "edited, a longer text"
+        assert (out_path(nr.outputs["out"]) / "value.txt").read_text() == "edited, a longer text"
         assert NodeRun.objects.get(run=first, node_id="a").status == st.COMPLETED
     module_catalogue.load.cache_clear()
 

@@ -3,7 +3,6 @@ mlflow_logging, issue 29): run unchanged on a real Celery worker, 1 x 1, their a
 MLflow calls are the node's metrics; a figure without a step is numbered as it comes, and a step
 logged twice ranks by its last value (what a sweep reads)."""
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +11,7 @@ from designer.pipelines.models import Event
 from designer.pipelines.runs import service as runs
 from designer.pipelines.sweeps import service as sweeps
 from tests.conftest import wait_for_run
-from tests.pipes import node, pipeline
+from tests.pipes import node, out_path, pipeline
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 EPOCHS = 3
@@ -22,12 +21,12 @@ def run_example(kind: str, users):
     doc = pipeline([node("fit", kind, num_epochs=EPOCHS)], [], name=kind)
     run = wait_for_run(runs.submit(users["owner"], doc).id, timeout=120)
     fit = run.nodes.get(node_id="fit")
-    log = (Path(fit.outputs["model"]).parent / "logs" / "70_driver_log.txt").read_text()
+    log = (out_path(fit.outputs["model"]).parent / "logs" / "70_driver_log.txt").read_text()
     assert run.status == st.COMPLETED, (fit.error, log)
     figures: dict[str, list[tuple[int, float]]] = {}
     for data in Event.objects.filter(run=run, node_id="fit", type="metric").values_list("data", flat=True):
         figures.setdefault(data["name"], []).append((data["step"], data["value"]))
-    model = json.loads((Path(fit.outputs["model"]) / "model.json").read_text())
+    model = json.loads((out_path(fit.outputs["model"]) / "model.json").read_text())
     return run, figures, model, log
 
 

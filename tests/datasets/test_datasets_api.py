@@ -12,7 +12,7 @@ from PIL import Image
 from designer.engine import graph
 from designer.pipelines.models import Dataset
 from designer.pipelines.runs import service as runs
-from tests.pipes import link, node, pipeline
+from tests.pipes import link, node, out_path, pipeline
 
 pytestmark = pytest.mark.django_db
 
@@ -112,9 +112,9 @@ def test_a_dataset_feeds_convert_and_split(owner_client, users):
     run.refresh_from_db()
     assert run.status == "completed", {nr.node_id: nr.error for nr in run.nodes.all()}
     outputs = {nr.node_id: nr.outputs for nr in run.nodes.all()}
-    convert_meta = yaml.safe_load((Path(outputs["convert"]["image_directory"]) / "_meta.yaml").read_text())
+    convert_meta = yaml.safe_load((out_path(outputs["convert"]["image_directory"]) / "_meta.yaml").read_text())
     assert convert_meta["classes"] == ["cats", "dogs"] and convert_meta["count"] == 6
-    first = yaml.safe_load((Path(outputs["split"]["results_dataset1"]) / "_meta.yaml").read_text())
+    first = yaml.safe_load((out_path(outputs["split"]["results_dataset1"]) / "_meta.yaml").read_text())
     assert first["count"] == 4  # round(3 x 0.5) = 2 per class
     # the run's snapshot holds the owner's file, set by the server
     data = next(n for n in run.snapshot["nodes"] if n["id"] == "data")
@@ -132,7 +132,7 @@ def test_a_stranger_cannot_use_someone_elses_dataset(owner_client, stranger_clie
     data = next(n for n in run.snapshot["nodes"] if n["id"] == "data")
     assert data["parameters"]["stored_file"] == Dataset.objects.get(pk=own["id"]).file.path != owners_file
     convert = run.nodes.get(node_id="convert")
-    assert yaml.safe_load((Path(convert.outputs["image_directory"]) / "_meta.yaml").read_text())["classes"] == ["birds"]
+    assert yaml.safe_load((out_path(convert.outputs["image_directory"]) / "_meta.yaml").read_text())["classes"] == ["birds"]
 
 
 def test_a_pipeline_without_a_chosen_dataset_cannot_run(users):

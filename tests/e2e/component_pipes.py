@@ -13,7 +13,7 @@ from django.core.management import call_command
 from sdk.formats import scored_dataset
 from tests.conftest import ROOT
 from tests.imagesets import digits_folder
-from tests.pipes import link, node, pipeline
+from tests.pipes import link, node, out_path, pipeline
 
 EXAMPLES = ROOT / "examples" / "components"
 PER_CLASS = 8  # 80 images: 60 to train on, 20 to validate and score
@@ -80,15 +80,15 @@ def check_model_and_scores(run, ids: dict | None = None) -> dict:
     `ids`: the node ids of "train", "score" and "evaluate" when they are not these."""
     by_id = {n.node_id: n for n in run.nodes.all()}
     nodes = {role: by_id[(ids or {}).get(role, role)] for role in ("train", "score", "evaluate")}
-    model_dir = Path(nodes["train"].outputs["model"])
+    model_dir = out_path(nodes["train"].outputs["model"])
     info = yaml.safe_load((model_dir / "model.yaml").read_text())
     meta = yaml.safe_load((model_dir / "_meta.yaml").read_text())
     assert (model_dir / "model.pt").is_file()
     assert info["model_name"] == "resnet18" and info["classes"] == [str(d) for d in range(10)], info
     assert meta["type"] == "ModelDirectory" and meta["classes"] == info["classes"], meta
     assert 1 <= info["best_epoch"] <= 2 and len(info["history"]) == info["epochs_run"]
-    assert (Path(nodes["score"].outputs["scored_dataset"]) / scored_dataset.SCORED_FILE).is_file()
-    evaluation = json.loads((Path(nodes["evaluate"].outputs["evaluation_results"]) / "evaluation.json").read_text())
+    assert (out_path(nodes["score"].outputs["scored_dataset"]) / scored_dataset.SCORED_FILE).is_file()
+    evaluation = json.loads((out_path(nodes["evaluate"].outputs["evaluation_results"]) / "evaluation.json").read_text())
     held_out = 10 * PER_CLASS - round(10 * PER_CLASS * FRACTION)
     assert evaluation["left"]["count"] == held_out, evaluation["left"]
     return info

@@ -4,7 +4,6 @@ ResNet-18 from scratch -> Train -> Score -> Evaluate) through `manage.py run_pip
 import io
 import json
 import time
-from pathlib import Path
 
 import pytest
 import yaml
@@ -14,6 +13,7 @@ from designer.pipelines.models import Run
 from tests.conftest import ROOT
 from tests.imagesets import digits_folder
 from tests.modules.model_helpers import one_thread  # noqa: F401 - a fixture
+from tests.pipes import out_path
 
 # transaction=True: the run's heartbeat thread writes through its own connection while the run goes on
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("one_thread")]
@@ -33,8 +33,8 @@ def test_the_digits_example_reaches_95_percent_in_a_few_minutes(tmp_path):
     run = Run.objects.get()
     assert run.status == "completed"
     nodes = {n.node_id: n for n in run.nodes.all()}
-    model = yaml.safe_load((Path(nodes["train"].outputs["trained_model"]) / "model.yaml").read_text())
-    evaluation = json.loads((Path(nodes["evaluate"].outputs["evaluation_results"]) / "evaluation.json").read_text())
+    model = yaml.safe_load((out_path(nodes["train"].outputs["trained_model"]) / "model.yaml").read_text())
+    evaluation = json.loads((out_path(nodes["evaluate"].outputs["evaluation_results"]) / "evaluation.json").read_text())
     print(f"digits example: {duration:.0f} s, best epoch {model['best_epoch']}, validation top-1 "
           f"{100 * model['validation_top1_accuracy']:.2f}%, evaluated accuracy {100 * evaluation['left']['overall']['accuracy']:.2f}%")
     assert model["validation_top1_accuracy"] >= 0.95

@@ -4,7 +4,6 @@ workers, PostgreSQL and Redis. The page runs under the Content-Security-Policy (
 violation, console error or page error fails the test."""
 import json
 import math
-from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
@@ -17,7 +16,7 @@ from tests.conftest import TEST_DATA
 from tests.e2e.conftest import shot_dir
 from tests.e2e.helpers import node, saved
 from tests.machine import patience
-from tests.pipes import fan_out
+from tests.pipes import fan_out, out_path
 from tests.production import STATIC_ROOT, Daphne, Maintenance, manage, production_worker, recipe
 from tests.serving import helpers as serving_helpers
 from tests.workers import stop_all
@@ -139,7 +138,7 @@ def test_the_production_recipe_serves_a_designer_that_runs_a_pipeline(site, watc
     # four at once on two workers of the recipe's two processes each: both workers ran two
     hosts = [nodes[nid].worker.hostname for nid in branches]
     assert sorted(hosts) == sorted(w.hostname for w in workers for _ in range(2)), hosts
-    assert (Path(nodes["b4"].outputs["out"]) / "value.txt").read_text() == "17"
+    assert (out_path(nodes["b4"].outputs["out"]) / "value.txt").read_text() == "17"
 
     # a NaN parameter is a JSON 400 naming it, never a debug page
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")

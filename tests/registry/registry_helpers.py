@@ -14,7 +14,7 @@ from designer.pipelines.runs import service as runs
 from sdk.formats import scored_dataset
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder, make_archive
-from tests.pipes import link, node
+from tests.pipes import link, node, out_path
 
 EPOCHS = 2
 
@@ -61,7 +61,7 @@ def run_inline(owner, doc: dict, name: str = "digits") -> Run:
 
 
 def scored_table(run: Run, node_id: str = "score") -> pd.DataFrame:
-    folder = Path(run.nodes.get(node_id=node_id).outputs["scored_dataset"])
+    folder = out_path(run.nodes.get(node_id=node_id).outputs["scored_dataset"])
     table = pd.read_parquet(folder / "scored.parquet")
     table[scored_dataset.IMAGE] = [Path(p).name for p in table[scored_dataset.IMAGE]]
     return table.sort_values([scored_dataset.LABEL, scored_dataset.IMAGE]).reset_index(drop=True)

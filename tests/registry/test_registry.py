@@ -6,7 +6,6 @@ import io
 import shutil
 import tarfile
 import time
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -16,7 +15,7 @@ from designer.pipelines.models import ModelVersion, RegisteredModel
 from designer.pipelines.registry import service as registry
 from designer.pipelines.runs import artifacts
 from designer.pipelines.runs import service as runs
-from tests.pipes import pipeline
+from tests.pipes import out_path, pipeline
 from tests.registry.registry_helpers import EPOCHS, add_digits, digits_doc, run_inline
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,7 +71,7 @@ def test_a_version_is_an_immutable_copy_that_outlives_its_run(owner_client, trai
     v1 = register(owner_client, run=run.id, node="train", name="digits").json()
     version = ModelVersion.objects.get(model__name="digits", version=1)
     folder = registry.folder_of(version)
-    run_model = Path(run.nodes.get(node_id="train").outputs["trained_model"])
+    run_model = out_path(run.nodes.get(node_id="train").outputs["trained_model"])
     assert folder != run_model and (folder / "model.pt").read_bytes() == (run_model / "model.pt").read_bytes()
     # a deleted version's number is never given again: "digits:2" in a pipeline or a lineage names one model
     assert register(owner_client, run=run.id, node="train", name="digits").json()["version"] == 2

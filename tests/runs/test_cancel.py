@@ -20,7 +20,7 @@ from designer.pipelines.runs import service as runs
 from sdk.formats.image_directory import read_path
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder, make_archive
-from tests.pipes import link, node, pipeline
+from tests.pipes import link, node, out_path, pipeline
 from tests.runs.test_distributed import no_process_left, two_workers, workers  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
@@ -92,7 +92,7 @@ def test_convert_cancelled_mid_archive_ends_promptly_and_runs_again_to_a_complet
 
     again = run_again(users, doc, "convert")
     assert again.nodes.get(node_id="dataset").status == "reused"
-    out = Path(again.nodes.get(node_id="convert").outputs["image_directory"])
+    out = out_path(again.nodes.get(node_id="convert").outputs["image_directory"])
     assert len(read_path(out).items) == count  # every image, none missing from a half-done folder
 
 
@@ -125,7 +125,7 @@ def an_epoch_done(run: Run) -> bool:
 
 
 def assert_trained(run: Run) -> None:
-    out = Path(run.nodes.get(node_id="train").outputs["trained_model"])
+    out = out_path(run.nodes.get(node_id="train").outputs["trained_model"])
     model = yaml.safe_load((out / "model.yaml").read_text())
     assert model["epochs_run"] == 4 and (out / "model.pt").is_file()
 

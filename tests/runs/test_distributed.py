@@ -25,7 +25,7 @@ from designer.pipelines.models import NodeLaunch, Worker
 from designer.pipelines.runs import service as runs
 from supervision import launch
 from tests.conftest import KEPT, TEST_DATA, CeleryWorker, kept, wait_for_run
-from tests.pipes import node, pipeline
+from tests.pipes import node, out_path, pipeline
 from tests.workers import all_ready, registered
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -105,7 +105,7 @@ def test_two_nodes_of_one_process_run_on_two_workers_with_a_driver_log_per_rank(
     launches = list(NodeLaunch.objects.filter(noderun=nr))
     assert sorted(x.worker.hostname for x in launches) == sorted(w.hostname for w in workers)  # one worker = one node
     assert all(x.status == "exited" and x.exit_code == 0 for x in launches)
-    assert (Path(nr.outputs["out"]) / "world.txt").read_text() == "2"
+    assert (out_path(nr.outputs["out"]) / "world.txt").read_text() == "2"
     files = owner_client.get(f"/api/runs/{run.id}/nodes/toy/files").json()["logs"]
     names = {f["path"] for f in files}
     assert {"70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"} <= names
@@ -123,7 +123,7 @@ def test_two_nodes_of_one_process_run_on_two_workers_with_a_driver_log_per_rank(
     no_process_left(run)
     # the node count is part of what a distributed node computes: 1 x 1 does not reuse 2 x 1's output
     one = wait_for_run(runs.submit(users["owner"], toy(1, 1, steps=5)).id, timeout=90).nodes.get()
-    assert one.status == "completed" and (Path(one.outputs["out"]) / "world.txt").read_text() == "1"
+    assert one.status == "completed" and (out_path(one.outputs["out"]) / "world.txt").read_text() == "1"
 
 
 def test_one_node_of_two_processes(workers, users):
@@ -139,7 +139,7 @@ def test_one_node_of_two_processes(workers, users):
     no_process_left(run)
     # run settings are part of what a distributed node computes: 1 process again does not reuse 2's output
     one = wait_for_run(runs.submit(users["owner"], toy(1, 1, steps=3)).id, timeout=90).nodes.get()
-    assert one.status == "completed" and (Path(one.outputs["out"]) / "world.txt").read_text() == "1"
+    assert one.status == "completed" and (out_path(one.outputs["out"]) / "world.txt").read_text() == "1"
     reused = wait_for_run(runs.submit(users["owner"], toy(1, 2, steps=3)).id, timeout=90).nodes.get()
     assert reused.status == "reused" and reused.reused_from_id == nr.id
 

@@ -14,7 +14,7 @@ from designer.engine import executor
 from designer.pipelines.runs import service as runs
 from modules.convert_to_image_directory import ConvertToImageDirectory
 from tests.conftest import wait_for_run
-from tests.pipes import chain, fan_out, two_branches
+from tests.pipes import chain, fan_out, out_path, two_branches
 from tests.workers import registered
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.production]
@@ -25,7 +25,7 @@ def statuses(run):
 
 
 def value(run, node_id):
-    return int((Path(run.nodes.get(node_id=node_id).outputs["out"]) / "value.txt").read_text())
+    return int((out_path(run.nodes.get(node_id=node_id).outputs["out"]) / "value.txt").read_text())
 
 
 def test_a_chain_runs_on_a_worker(shared_worker, users):
@@ -36,7 +36,7 @@ def test_a_chain_runs_on_a_worker(shared_worker, users):
     assert run.nodes.get(node_id="n2").worker.hostname.endswith(shared_worker.hostname)
     # ARTIFACT_ROOT/<run id>/<node>/<port>/, with _meta.yaml naming the port type, and logs/ beside it
     node_dir = Path(settings.ARTIFACT_ROOT) / str(run.id) / "n4"
-    assert Path(run.nodes.get(node_id="n4").outputs["out"]) == node_dir / "out"
+    assert out_path(run.nodes.get(node_id="n4").outputs["out"]) == node_dir / "out"
     assert sorted(p.name for p in (node_dir / "out").iterdir()) == ["_meta.yaml", "value.txt"]
     assert yaml.safe_load((node_dir / "out" / "_meta.yaml").read_text()) == {"type": "ImageDirectory"}
     assert sorted(p.name for p in node_dir.iterdir()) == ["logs", "out"]

@@ -13,7 +13,7 @@ from designer.pipelines.models import Endpoint, ModelVersion, Run
 from designer.pipelines.registry import service as registry
 from sdk.formats import model as model_format
 from sdk.formats import scored_dataset
-from tests.pipes import link, node
+from tests.pipes import link, node, out_path
 from tests.registry.registry_helpers import add_digits, digits_doc, run_inline, scored_table
 from tests.serving.helpers import multipart, request, score_url
 from training import packaging
@@ -70,9 +70,9 @@ def test_fine_tuning_a_registered_model_on_other_classes_replaces_its_head(users
         link("apply_train", "train", "transformed_image_directory", "training_dataset", lid="f2"),
         link("apply_val", "train", "transformed_image_directory", "validation_dataset", lid="f3")]
     run = run_inline(users["owner"], doc, name="fine-tune")
-    info = model_format.read_info(run.nodes.get(node_id="train").outputs["trained_model"])
+    info = model_format.read_info(out_path(run.nodes.get(node_id="train").outputs["trained_model"]))
     assert info["classes"] == ["one", "seven", "zero"]
-    log = (Path(run.nodes.get(node_id="train").outputs["trained_model"]).parent / "logs").rglob("*.txt")
+    log = (out_path(run.nodes.get(node_id="train").outputs["trained_model"]).parent / "logs").rglob("*.txt")
     text = "\n".join(p.read_text() for p in log)
     assert "replaced" in text and "head" in text, text[-2000:]
 
@@ -111,6 +111,6 @@ def pd_images(run: Run) -> dict[str, bytes]:
     """The bytes of every image Score scored in `run`, by file name."""
     import pandas as pd
 
-    folder = Path(run.nodes.get(node_id="score").outputs["scored_dataset"])
+    folder = out_path(run.nodes.get(node_id="score").outputs["scored_dataset"])
     paths = pd.read_parquet(folder / scored_dataset.SCORED_FILE)[scored_dataset.IMAGE]
     return {Path(p).name: Path(p).read_bytes() for p in paths}

@@ -1,14 +1,13 @@
 """A sweep of a pipeline whose training is a user's script (tests/components/tuning): its
 `log_metric` figures are the trials' primary metric, and the policy's early termination reaches
 the script (`sdk.stop_requested`), which keeps its best so far; the trial ends early terminated."""
-from pathlib import Path
 
 import pytest
 
 from designer.engine import statuses as st
 from designer.pipelines.models import NodeRun
 from designer.pipelines.sweeps import service as sweeps
-from tests.pipes import node, pipeline
+from tests.pipes import node, out_path, pipeline
 from tests.sweeps.test_sweeps import finished
 
 pytestmark = pytest.mark.timeout(600)
@@ -35,6 +34,6 @@ def test_a_scripts_metrics_drive_a_sweep_and_its_policy_stops_a_poor_trial(start
         assert poor.epochs < EPOCHS
         fit = NodeRun.objects.get(run=poor.run, node_id="fit")
         assert fit.status == st.COMPLETED  # the script stopped when asked and wrote its best so far
-        assert float((Path(fit.outputs["out"]) / "value.txt").read_text()) == pytest.approx(poor.value)
-        log = (Path(fit.outputs["out"]).parent / "logs" / "70_driver_log.txt").read_text()
+        assert float((out_path(fit.outputs["out"]) / "value.txt").read_text()) == pytest.approx(poor.value)
+        log = (out_path(fit.outputs["out"]).parent / "logs" / "70_driver_log.txt").read_text()
         assert f"early terminated after epoch {poor.epochs} of {EPOCHS}" in log

@@ -8,7 +8,7 @@ import pytest
 
 from designer.engine import statuses as st
 from designer.pipelines.models import NodeRun, Sweep
-from tests.pipes import node, pipeline
+from tests.pipes import node, out_path, pipeline
 from tests.sweeps.test_sweeps import finished, saved
 
 pytestmark = pytest.mark.timeout(300)
@@ -35,7 +35,7 @@ def test_the_examples_hyperdrive_file_sweeps_the_scripts_argument_and_applies_th
         assert trial.values == {"--learning_rate": rate} and 0.0024 < rate < 0.37  # exp(-6)..exp(-1)
         assert trial.run.parameter_values == {"learning_rate": rate}  # the pipeline parameter the sweep bound
         fit = NodeRun.objects.get(run=trial.run, node_id="fit")
-        log = "".join(f.read_text() for f in (Path(fit.outputs["model"]).parent / "logs").iterdir())
+        log = "".join(f.read_text() for f in (out_path(fit.outputs["model"]).parent / "logs").iterdir())
         assert f"--learning_rate {rate!r} --output_dir" in log  # the script's own argument
     best = max(trials, key=lambda t: t.value)
     assert sweep.best_trial.value == best.value

@@ -5,7 +5,6 @@ it wrote, marked partial and never reused; the trial is early terminated and say
 The good trial, never asked, runs every epoch. A 1 x 2 job of the same script (each process
 started by torchrun) is ended the same way, every process of it."""
 import os
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,7 +12,7 @@ import yaml
 from designer.engine import statuses as st
 from designer.pipelines.models import Event, NodeRun
 from designer.pipelines.sweeps import service as sweeps
-from tests.pipes import node, pipeline
+from tests.pipes import node, out_path, pipeline
 from tests.sweeps.test_sweeps import finished
 
 pytestmark = pytest.mark.timeout(300)
@@ -45,7 +44,7 @@ def test_a_policy_ends_a_script_that_never_asks_after_its_grace_and_the_trial_sa
     good = sweep.trials.get(values={"lr": BETTER})
     assert (good.status, good.epochs, good.detail) == (st.COMPLETED, EPOCHS, "") and sweep.best_trial == good
     fit = NodeRun.objects.get(run=good.run, node_id="fit")
-    assert f"finished all {EPOCHS} epochs" in (Path(fit.outputs["out"]).parent / "logs" / "70_driver_log.txt").read_text()
+    assert f"finished all {EPOCHS} epochs" in (out_path(fit.outputs["out"]).parent / "logs" / "70_driver_log.txt").read_text()
 
     poor = sweep.trials.get(values={"lr": POOR})
     assert poor.status == st.EARLY_TERMINATED, (poor.status, poor.detail, poor.error)
@@ -54,7 +53,7 @@ def test_a_policy_ends_a_script_that_never_asks_after_its_grace_and_the_trial_sa
                            f"{poor.stopped_at_step} (it never checks stop_requested())")
     fit = NodeRun.objects.get(run=poor.run, node_id="fit")
     assert fit.status == st.COMPLETED and fit.cache_key == ""  # stopped, not failed; partial: never reused
-    out = Path(fit.outputs["out"])
+    out = out_path(fit.outputs["out"])
     kept = float((out / "value.txt").read_text())  # what it wrote before it was ended (an epoch behind its last figure at worst)
     assert 0 < kept <= poor.value and kept == pytest.approx(poor.value, rel=0.35)
     assert yaml.safe_load((out / "_meta.yaml").read_text())["partial"] is True
@@ -78,6 +77,6 @@ def test_a_distributed_trial_that_never_asks_is_ended_on_every_process(start_wor
     assert f"ended {GRACE} s after it was asked to stop" in poor.detail
     fit = NodeRun.objects.get(run=poor.run, node_id="fit")
     assert fit.status == st.COMPLETED and fit.cache_key == ""
-    logs = Path(fit.outputs["out"]).parent / "logs"
+    logs = out_path(fit.outputs["out"]).parent / "logs"
     assert "every process of every node was ended" in (logs / "70_mpi_log.txt").read_text()
     assert not any("finished all" in f.read_text() for f in logs.glob("70_driver_log_*.txt"))

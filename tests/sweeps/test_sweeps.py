@@ -9,7 +9,6 @@ logic decides (configurations refused, a kept epoch, the other two policies, max
 commands): the same code on either backend, run by the embedded pass only."""
 import io
 import time
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -20,7 +19,7 @@ from designer.pipelines.models import NodeRun, Pipeline, Run, Sweep, Trial
 from designer.pipelines.sweeps import service as sweeps
 from tests import machine
 from tests.conftest import TEST_DATA
-from tests.pipes import link, node, pipeline
+from tests.pipes import link, node, out_path, pipeline
 from tests.workers import CeleryWorker, registered, stop_all
 
 pytestmark = pytest.mark.timeout(600)
@@ -141,10 +140,10 @@ def test_each_policy_stops_a_poor_trial_before_its_last_epoch_and_keeps_what_it_
     for poor in stopped:
         assert poor.stopped_at_step < epochs and poor.epochs < epochs
         fit = NodeRun.objects.get(run=poor.run, node_id="fit")
-        assert fit.status == st.COMPLETED and (Path(fit.outputs["out"]) / "value.txt").is_file()  # kept its best so far
+        assert fit.status == st.COMPLETED and (out_path(fit.outputs["out"]) / "value.txt").is_file()  # kept its best so far
         rate = poor.values["lr"]
         assert poor.value == pytest.approx(max(rate * 100 * (1 - 0.5 / e) for e in range(1, poor.epochs + 1)))
-        log = "".join(f.read_text() for f in (Path(fit.outputs["out"]).parent / "logs").iterdir())
+        log = "".join(f.read_text() for f in (out_path(fit.outputs["out"]).parent / "logs").iterdir())
         assert f"early terminated after epoch {poor.epochs} of {epochs}" in log
 
 

@@ -21,6 +21,7 @@ from designer.pipelines.runs import service as runs
 from sdk.formats.image_directory import read_path
 from tests.conftest import ROOT, wait_for_run
 from tests.imagesets import digits_folder
+from tests.pipes import out_path
 from tests.runs.test_distributed import CPUS, no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from training import train
 
@@ -77,8 +78,8 @@ def digits(users, tmp_path):
 def trained(run) -> tuple[dict, Path]:
     nr = run.nodes.get(node_id="train")
     assert run.status == "completed", nr.error
-    out = Path(nr.outputs["trained_model"])
-    return yaml.safe_load((out / "model.yaml").read_text()), Path(nr.outputs["trained_model"]).parent / "logs"
+    out = out_path(nr.outputs["trained_model"])
+    return yaml.safe_load((out / "model.yaml").read_text()), out_path(nr.outputs["trained_model"]).parent / "logs"
 
 
 @pytest.mark.timeout(1800)  # a training of 6 epochs: minutes on a machine shared by five engineers
@@ -94,7 +95,7 @@ def test_two_nodes_of_one_process_train_as_well_as_one_process(workers, users, d
     # each rank's torch threads: its share of a worker's cores (2 slots, CPUS cores; supervision/launch.py)
     assert f"2 process(es), {max(1, CPUS // 2)} thread(s) each" in rank0 and f"Epoch {EPOCHS}:" in rank0 and "Epoch" not in (logs / "70_driver_log_1.txt").read_text()
     # each process takes half the training set (DistributedSampler), BATCH images a step
-    n_train = len(read_path(run.nodes.get(node_id="apply_train").outputs["transformed_image_directory"]).items)
+    n_train = len(read_path(out_path(run.nodes.get(node_id="apply_train").outputs["transformed_image_directory"])).items)
     half, batch = math.ceil(n_train / 2), GLOBAL_BATCH // 2
     steps = half // batch + (not train.drop_last(half, batch))  # a last batch under half a batch is left out
     assert set(re.findall(r"Epoch: \[\d+\] \[\d+/(\d+)\]", rank0)) == {str(steps)}, (n_train, rank0[:3000])

@@ -8,7 +8,6 @@ cancel ends mid-way with no process left. All on small settings: 100 images of e
 train, 250 to validate), 3 to 6 epochs (the Bandit and Median sweeps on the whole digits until
 2026-11-27: the same stops, 1.8 times the training)."""
 import time
-from pathlib import Path
 
 import pytest
 import yaml
@@ -17,6 +16,7 @@ from designer.engine import statuses as st
 from designer.pipelines.models import Event, NodeRun
 from designer.pipelines.sweeps import service as sweeps
 from sdk.formats.meta import read_meta
+from tests.pipes import out_path
 from tests.runs.test_distributed import leftover_processes, no_process_left, two_workers, workers  # noqa: F401 - fixtures
 from tests.sweeps.test_sweeps import finished
 from tests.training.test_distributed_training import add_digits, digits_pipeline
@@ -98,10 +98,10 @@ def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shar
     assert poor.status == st.EARLY_TERMINATED and poor.epochs < EPOCHS, (poor.status, poor.epochs, poor.error, timeline(sweep))
     train = NodeRun.objects.get(run=poor.run, node_id="train")
     assert train.status == st.COMPLETED  # stopped between epochs: its model is there, the best so far
-    spec = yaml.safe_load((Path(train.outputs["trained_model"]) / "model.yaml").read_text())
+    spec = yaml.safe_load((out_path(train.outputs["trained_model"]) / "model.yaml").read_text())
     assert spec["epochs_run"] == poor.epochs and spec["best_epoch"] <= poor.epochs
     # the good trial's score is that of the model it hands on (the best epoch its training kept)
-    kept = read_meta(NodeRun.objects.get(run=good.run, node_id="train").outputs["trained_model"])
+    kept = read_meta(out_path(NodeRun.objects.get(run=good.run, node_id="train").outputs["trained_model"]))
     assert good.kept_step == kept["best_epoch"] and good.value == pytest.approx(kept["validation_top1_accuracy"])
     shared_nodes_ran_once(sweep, 2)
     for trial in (good, poor):

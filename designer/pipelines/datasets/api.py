@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 
 from designer import limits
 from designer.engine import paths
+from designer.engine.store import StoreError
 from designer.pipelines import downloads
 from designer.pipelines.datasets import service as datasets
 from designer.pipelines.models import Dataset
@@ -92,7 +93,7 @@ def dataset_download(request, pk: int):
     """The archive as it was uploaded (a model's lineage links to the data it was trained on)."""
     ds = get_object_or_404(Dataset, pk=pk, owner=request.user)
     try:
-        path = datasets.stored_path(ds)
-        return downloads.file_response(request, path.open("rb"), ds.filename)  # from disk, a piece at a time
-    except (OSError, paths.OutsideFolder):
+        # from the store, a piece at a time
+        return downloads.file_response(request, datasets.open_file(ds), ds.filename)
+    except (OSError, paths.OutsideFolder, StoreError):
         raise BadRequest(f"the file of dataset {ds.name!r} is missing from the artifact store", status=410)

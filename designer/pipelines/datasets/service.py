@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from designer.engine import graph, paths
+from designer.pipelines import artifact_store
 from designer.pipelines.models import Dataset
 
 DATASET_KIND = "dataset"
@@ -96,16 +97,29 @@ def store(owner, name: str, uploaded) -> Dataset:
 
 
 def stored_path(ds: Dataset) -> Path:
-    """The dataset's file; paths.OutsideFolder unless it is in its owner's dataset folder."""
-    return paths.dataset_file(settings.ARTIFACT_ROOT, ds.owner_id, ds.file.name)
+    """The dataset's file where a node reads it: in the store's folder, or (a bucket) in a worker's
+    cache, the same path on every worker; paths.OutsideFolder unless it is in its owner's dataset folder."""
+    root = artifact_store.get().local_root()
+    base = root if root is not None else Path(settings.WORKER_CACHE_DIR) / "trees"
+    return paths.dataset_file(base, ds.owner_id, ds.file.name)
+
+
+def open_file(ds: Dataset):
+    """The dataset's file, open for reading (a download streams it a piece at a time)."""
+    paths.dataset_file("/", ds.owner_id, ds.file.name)  # in its owner's folder, or OutsideFolder
+    return artifact_store.get().open(ds.file.name)
 
 
 def delete(ds: Dataset) -> None:
     try:
-        path = stored_path(ds)
+        paths.dataset_file("/", ds.owner_id, ds.file.name)
+        ours = True
     except paths.OutsideFolder:
-        path = None  # not ours to remove: forget the record only
-    if path is not None:
+        ours = False  # not ours to remove: forget the record only
+    if ours and artifact_store.is_remote():
+        artifact_store.get().delete_prefix(ds.file.name.rpartition("/")[0])
+    elif ours:
+        path = stored_path(ds)
         path.unlink(missing_ok=True)
         try:
             path.parent.rmdir()  # the upload's own folder, now empty

@@ -11,8 +11,11 @@ from designer.engine import paths
 
 
 def _dataset_storage():
-    """Files under ARTIFACT_ROOT (read when used, so that tests and deployments can move it)."""
-    return FileSystemStorage(location=settings.ARTIFACT_ROOT)
+    """Files in the artifact store: under ARTIFACT_ROOT, or in the bucket (read when used, so that
+    tests and deployments can move it)."""
+    from designer.pipelines import artifact_store
+
+    return artifact_store.StoreStorage() if artifact_store.is_remote() else FileSystemStorage(location=settings.ARTIFACT_ROOT)
 
 
 def _dataset_upload_to(instance, filename: str) -> str:

@@ -258,6 +258,8 @@ def _stored(read, *args):
     """What the store answers; a store that is away is a 503 naming it, not a 500."""
     try:
         return read(*args)
+    except NotInStore:
+        raise
     except StoreError as e:
         raise BadRequest(f"the artifact store cannot be read now: {e}", status=503)
 

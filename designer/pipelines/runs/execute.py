@@ -73,19 +73,19 @@ def execute_noderun(noderun_id: int) -> list[int]:
                       send_due_at=None):
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
     buffer = events.Buffer(nr.run_id)
-    folder = artifacts.node_dir(nr.run_id, nr.node_id)
     # a sweep's trial: its policy may end the training early, saying why in the node's log
-    watch = _watch(nr, buffer.add, lambda text: executor.append_log(folder, text))
+    watch = _watch(nr, buffer.add, lambda text: executor.append_log(artifacts.node_dir(nr.run_id, nr.node_id), text))
     launcher = launcher_for(nr.pk) if module.distributed else None
     outputs, error = None, None
     # in a worker's pool process, a module deaf to a cancel has its process ended; inline (a
     # command's own process) and distributed (its launcher ends its processes) it is waited for
     overdue = None if module.distributed or workers.current_name() == workers.INLINE else lambda: _end_overdue(nr, buffer)
-    with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat, artifacts.LogSync(nr.run_id, nr.node_id):
+    with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat:
         try:
+            # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
+            folder = artifacts.node_dir(nr.run_id, nr.node_id)
             # its inputs here (with a bucket: fetched into this worker's cache, held while it runs)
-            with artifacts.fetched(_input_keys(nr, node)) as held:
-                # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
+            with artifacts.LogSync(nr.run_id, nr.node_id), artifacts.fetched(_input_keys(nr, node)) as held:
                 written = executor.execute(module, node, _inputs(nr, held), folder,
                                            watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
                 # kept in the store before it counts as completed: a worker lost during the upload
