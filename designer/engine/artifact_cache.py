@@ -170,11 +170,12 @@ class ArtifactCache:
         with self._locked():
             doc = self._read_index()
             entries = doc["entries"]
-            used = sum(int(e.get("bytes", 0)) for e in entries.values())
+            # (an entry of `key` itself is one whose folder went missing: this fetch replaces it)
+            used = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k != key)
             if used + needed <= self.max_bytes:
                 return
             held = self._held_keys()
-            kept = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k in held or k == key)
+            kept = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k in held and k != key)
             if kept + needed > self.max_bytes:  # refused before anything goes: evicting would not make room
                 raise CacheFull(
                     f"{self.setting}={self.root}: the worker's cache cannot hold {key!r} ({needed / 1e6:.1f} MB): "

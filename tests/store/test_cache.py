@@ -4,6 +4,7 @@ used first, shared by the processes of a worker."""
 # ruff: noqa: F811 - the tests take the fixture s3_server imported below
 import multiprocessing
 import os
+import shutil
 import time
 
 import pytest
@@ -125,3 +126,15 @@ def test_two_processes_holding_one_tree_download_it_once(store, s3_server, tmp_p
     stats = ArtifactCache(store, tmp_path / "cache", 64 * 1024 * KB).stats()
     assert (stats["misses"], stats["hits"], stats["bytes_fetched"]) == (1, 1, tree.size)
     assert list((tmp_path / "cache" / ".state" / "incoming").iterdir()) == []
+
+
+def test_a_tree_whose_folder_went_missing_is_fetched_again_in_its_own_room(store, tmp_path):
+    put_tree(store, tmp_path, "a/n/out", 150 * KB)
+    cache = ArtifactCache(store, tmp_path / "cache", 250 * KB)
+    with cache.hold(["a/n/out"]):
+        pass
+    shutil.rmtree(cache.path_of("a/n/out"))  # (someone cleaned the disk by hand)
+    with cache.hold(["a/n/out"]) as held:
+        assert (held["a/n/out"] / "part-0.bin").stat().st_size == 150 * KB
+    stats = cache.stats()
+    assert (stats["entries"], stats["bytes"], stats["misses"]) == (1, 150 * KB, 2)
