@@ -5,6 +5,8 @@ over HTTP. No mock of the client."""
 import hashlib
 import os
 import socket
+import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -147,6 +149,15 @@ def test_walk_lists_every_object_with_the_manifests_and_copies_them_raw(store, t
             store.put_object(bad, tmp_path / "m.json")
 
 
+def test_a_presigned_url_downloads_the_object_under_its_file_name(s3_server):
+    store = S3Store(s3_server.store_url(s3_server.new_prefix()), s3_server.url)
+    store.put_bytes("1/n/out/scored.csv", b"a,b\n1,2\n")
+    with urllib.request.urlopen(store.download_url("1/n/out/scored.csv", 'scored "x".csv'), timeout=10) as answer:
+        assert answer.read() == b"a,b\n1,2\n"
+        assert answer.headers["Content-Disposition"] == 'attachment; filename="scored x.csv"'
+    assert LocalStore(Path("/nowhere")).download_url("1/n/out/scored.csv", "scored.csv") is None
+
+
 def test_prefixes_of_one_bucket_are_stores_apart(s3_server):
     a = S3Store(s3_server.store_url(s3_server.new_prefix()), s3_server.url)
     b = S3Store(s3_server.store_url(s3_server.new_prefix()), s3_server.url)
@@ -186,6 +197,9 @@ def test_check_names_the_setting_the_bucket_and_the_endpoint_when_nothing_answer
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"  # (bound, never listening: refused)
         with pytest.raises(StoreError) as e:
             S3Store("s3://artifacts/runs", closed).check()
+        with pytest.raises(StoreError, match="the server cannot be reached") as away:
+            S3Store("s3://artifacts/runs", closed).manifest("1/n/out")  # away is not "no such tree"
+        assert not isinstance(away.value, NotInStore)
     assert str(e.value).startswith(f"ARTIFACT_STORE=s3://artifacts/runs (bucket 'artifacts' at {closed}): check: "
                                    f"the server cannot be reached (Could not connect to the endpoint URL: ")
 
