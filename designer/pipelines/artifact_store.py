@@ -14,12 +14,12 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
-from django.core.files.storage import Storage
+from django.core.files.storage import FileSystemStorage, Storage
 
 from designer.engine.artifact_cache import ArtifactCache
 from designer.engine.store import Store, StoreError, open_store
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # (cache() opens the store while it holds it)
 _opened: dict[tuple, Store] = {}
 _caches: dict[tuple, ArtifactCache] = {}
 
@@ -57,9 +57,15 @@ def check_at_start() -> None:
 
 
 class StoreStorage(Storage):
-    """Django's file storage on the artifact store, for file fields (uploaded datasets): a file
-    `a/b/<folder>/<name>` is kept as the tree `a/b/<folder>` of one file, complete or not there
-    at all, which a worker fetches into its cache like any node's output."""
+    """Django's file storage on the artifact store, for file fields (uploaded datasets), looked up
+    at each use (settings may change after the model is loaded: tests, a moved store). A folder:
+    Django's FileSystemStorage there. A bucket: a file `a/b/<folder>/<name>` is kept as the tree
+    `a/b/<folder>` of one file, complete or not there at all, which a worker fetches into its
+    cache like any node's output."""
+
+    def _local(self) -> FileSystemStorage | None:
+        root = get().local_root()
+        return FileSystemStorage(location=root) if root is not None else None
 
     def _tree(self, name: str) -> str:
         folder, _, _ = name.rpartition("/")
@@ -68,6 +74,9 @@ class StoreStorage(Storage):
         return folder
 
     def _save(self, name, content):
+        local = self._local()
+        if local is not None:
+            return local._save(name, content)
         folder, _, filename = name.rpartition("/")
         self._tree(name)
         with tempfile.TemporaryDirectory(prefix="designer-upload-") as tmp:
@@ -86,21 +95,38 @@ class StoreStorage(Storage):
         return name
 
     def _open(self, name, mode="rb"):
+        local = self._local()
+        if local is not None:
+            return local._open(name, mode)
         if "w" in mode or "a" in mode:
             raise ValueError("the artifact store's files are written whole, never opened for writing")
         return File(get().open(name), name)
 
     def exists(self, name):
-        return get().size(name) is not None
+        local = self._local()
+        return local.exists(name) if local is not None else get().size(name) is not None
 
     def delete(self, name):
+        local = self._local()
+        if local is not None:
+            return local.delete(name)
         get().delete_prefix(self._tree(name))
 
     def size(self, name):
-        return get().size(name) or 0
+        local = self._local()
+        return local.size(name) if local is not None else get().size(name) or 0
+
+    def path(self, name):
+        local = self._local()
+        if local is None:
+            raise NotImplementedError("a file of the bucket has no path here")
+        return local.path(name)
 
     def url(self, name):
         raise NotImplementedError("the web app serves stored files itself (downloads.py)")
 
     def listdir(self, path):
-        raise NotImplementedError("the artifact store is not listed through Django")
+        local = self._local()
+        if local is None:
+            raise NotImplementedError("the artifact store is not listed through Django")
+        return local.listdir(path)

@@ -4,18 +4,16 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
-from django.core.files.storage import FileSystemStorage
 from django.db import models
 
 from designer.engine import paths
+from designer.pipelines.artifact_store import StoreStorage
 
 
 def _dataset_storage():
     """Files in the artifact store: under ARTIFACT_ROOT, or in the bucket (read when used, so that
     tests and deployments can move it)."""
-    from designer.pipelines import artifact_store
-
-    return artifact_store.StoreStorage() if artifact_store.is_remote() else FileSystemStorage(location=settings.ARTIFACT_ROOT)
+    return StoreStorage()
 
 
 def _dataset_upload_to(instance, filename: str) -> str:

@@ -1,0 +1,160 @@
+"""Several machines with no shared disk: the artifact store in an S3 bucket (a real S3 server on
+the loopback, tests/s3server.py), two Celery workers that cannot see each other's files nor the
+test's (each in its own mount namespace, with a private tmpfs over the whole test data folder:
+`unshare --mount`, as root), and a web app (this test process) with no artifact folder at all.
+
+A dataset uploaded through the API is converted on one worker and split, transformed and
+previewed from the other: every input crosses machines through the bucket (an ImageDirectory's
+index names its input's images, so the trees it refers to come along), logs reach the Outputs +
+logs pane while nodes run, the Visualize pane and its thumbnails, downloads and logs are served
+from the store."""
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from designer.engine import statuses as st
+from designer.pipelines.models import NodeRun
+from designer.pipelines.runs import service as runs
+from tests.conftest import TEST_DATA
+from tests.datasets.test_datasets_api import image_zip, upload
+from tests.machine import patience
+from tests.pipes import link, node, pipeline
+from tests.production import SECRET_KEY
+from tests.s3server import s3_server  # noqa: F401 - a fixture
+from tests.workers import CeleryWorker, stop_all
+
+pytestmark = [
+    pytest.mark.production,
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(not (settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+                            and settings.CELERY_BROKER_URL.startswith("redis")),
+                       reason="workers on several machines share PostgreSQL and Redis (make test's production pass)"),
+    pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                       reason="a private mount namespace per worker needs root and unshare"),
+]
+CACHE = TEST_DATA / "worker-cache"  # the same path on every worker, a different disk behind it
+# the worker's command in a mount namespace of its own: a tmpfs over the test data folder hides
+# every file of the test process and of the other worker (the log file is already open)
+ISOLATED = 'mount -t tmpfs tmpfs "$PRIVATE" && mkdir -p "$WORKER_CACHE_DIR" && exec "$@"'
+
+
+def isolated_worker(name: str, target: str, store_env: dict) -> CeleryWorker:
+    args = ["-c", "import os, sys; os.execvp('unshare', sys.argv)", "--mount", "--propagation", "private",
+            "sh", "-c", ISOLATED, "sh", sys.executable, "-m", "celery", "-A", "designer.celery", "worker",
+            "-c", "1", "-n", "{hostname}", "-l", "warning", "--without-mingle", "--without-gossip"]
+    env = {**store_env, "PRIVATE": str(TEST_DATA), "WORKER_CACHE_DIR": str(CACHE), "WORKER_COMPUTE_TARGET": target,
+           "ARTIFACT_ROOT": str(TEST_DATA / "no-such-folder"), "DEBUG": "false", "SECRET_KEY": SECRET_KEY,
+           "LOG_SYNC_SECONDS": "0.5"}
+    return CeleryWorker(name, 1, log_dir=TEST_DATA, extra_env=env, args=args)
+
+
+@pytest.fixture
+def bucket_settings(s3_server, settings, tmp_path):  # noqa: F811 - the fixture
+    """This process (the web app) on the bucket, with no artifact folder at all."""
+    prefix = s3_server.new_prefix()
+    env = s3_server.env(prefix=prefix)
+    settings.ARTIFACT_STORE = env["ARTIFACT_STORE"]
+    settings.ARTIFACT_STORE_ENDPOINT_URL = env["ARTIFACT_STORE_ENDPOINT_URL"]
+    settings.ARTIFACT_ROOT = tmp_path / "not-an-artifact-folder"
+    return env
+
+
+@pytest.fixture
+def two_machines(bucket_settings, django_db_blocker):
+    workers = [isolated_worker("left", "left", bucket_settings), isolated_worker("right", "right", bucket_settings)]
+    try:
+        with django_db_blocker.unblock():
+            for w in workers:
+                w.wait_ready(timeout=patience(60))
+        yield workers
+    finally:
+        stop_all(workers)
+
+
+def on(target: str, n: dict) -> dict:
+    return {**n, "run_settings": {"compute_target": target}}
+
+
+def transformed_pipeline(dataset_id: int) -> dict:
+    """Dataset and Convert on the left machine; Split, Init and Apply on the right one."""
+    return pipeline(
+        [on("left", node("data", "dataset", dataset=dataset_id)), on("left", node("convert", "convert_to_image_directory")),
+         on("right", node("split", "split_image_directory", fraction=0.5)),
+         on("right", node("init", "init_image_transformation")),
+         on("right", node("apply", "apply_image_transformation", mode="For inference"))],
+        [link("data", "convert", "dataset", "input_dataset"), link("convert", "split", "image_directory", "image_directory"),
+         link("init", "apply", "image_transformation", "image_transformation"),
+         link("split", "apply", "results_dataset1", "image_directory")])
+
+
+def wait_for(run, timeout: float, workers=()):
+    deadline = time.monotonic() + patience(timeout)
+    while time.monotonic() < deadline:
+        run.refresh_from_db()
+        if run.status in st.TERMINAL:
+            return run
+        time.sleep(0.3)
+    raise AssertionError(f"run {run.pk} still {run.status}: " + str({nr.node_id: (nr.status, nr.error) for nr in run.nodes.all()})
+                         + "".join(f"\n--- worker {w.name}:\n{w.log()}" for w in workers))
+
+
+def test_a_pipeline_on_two_workers_that_share_no_folder(two_machines, bucket_settings, owner_client, users,
+                                                        transactional_db, s3_server):  # noqa: F811
+    ds = upload(owner_client, image_zip(per_class=4)).json()
+    assert "id" in ds, ds
+    assert not Path(settings.ARTIFACT_ROOT).exists()  # the upload went to the bucket
+    run = runs.submit(users["owner"], transformed_pipeline(ds["id"]))
+    wait_for(run, 120, two_machines)
+    nodes = {nr.node_id: nr for nr in run.nodes.all()}
+    assert run.status == "completed", {k: (v.status, v.error) for k, v in nodes.items()}
+    where = {k: v.worker.hostname.split("@")[0] for k, v in nodes.items()}
+    assert where == {"data": "left", "convert": "left", "split": "right", "init": "right", "apply": "right"}, where
+    # what the database keeps: keys of the store, never a path on a worker
+    assert nodes["apply"].outputs == {"transformed_image_directory": f"{run.pk}/apply/transformed_image_directory"}
+
+    # the Outputs + logs pane, from the store
+    files = owner_client.get(f"/api/runs/{run.pk}/nodes/apply/files").json()
+    assert {f["path"] for f in files["outputs"]["transformed_image_directory"]} == {"_meta.yaml", "index.csv"}
+    assert [f["path"] for f in files["logs"]] == ["70_driver_log.txt"]
+    log = owner_client.get(f"/api/runs/{run.pk}/nodes/split/log").json()
+    assert "Split Image Directory" in log["text"] and "finished in" in log["text"], log
+    got = owner_client.get(f"/api/runs/{run.pk}/nodes/apply/files/transformed_image_directory/index.csv")
+    assert got.status_code == 200 and b"".join(got.streaming_content).startswith(b"path,label")
+
+    # Visualize and a thumbnail: the index (written on the right machine) names an image of the
+    # convert's tree (written on the left one) by its path in a worker's cache
+    pane = owner_client.get(f"/runs/{run.pk}/nodes/apply/visualize").content.decode()
+    assert "cats" in pane and "dogs" in pane and "cannot" not in pane, pane[:2000]
+    image = owner_client.get(f"/runs/{run.pk}/nodes/apply/images/transformed_image_directory/0")
+    assert image.status_code == 200 and b"".join(image.streaming_content)[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # the right machine fetched convert's output (and the dataset never): it read it from the bucket
+    store_keys = {k for k, _ in _objects(s3_server, bucket_settings)}
+    assert f"{run.pk}/convert/image_directory/index.csv" in store_keys
+    assert any(k.startswith(f"{run.pk}/convert/image_directory/images/") for k in store_keys)
+    assert f"_manifests/{run.pk}/apply/transformed_image_directory.json" in store_keys
+
+
+def _objects(server, env):
+    prefix = env["ARTIFACT_STORE"].split("/", 3)[3] + "/"
+    found = []
+    for page in server.client().get_paginator("list_objects_v2").paginate(Bucket=server.bucket, Prefix=prefix):
+        found += [(o["Key"][len(prefix):], o["Size"]) for o in page.get("Contents", [])]
+    return found
+
+
+def test_a_worker_killed_during_an_upload_leaves_nothing_readable(bucket_settings, transactional_db, users):
+    """The store half-written (files of a tree without its manifest) is no output for anyone."""
+    from designer.pipelines import artifact_store
+    from designer.pipelines.runs import artifacts
+
+    store = artifact_store.get()
+    store.put_bytes("77/n1/out/value.txt", b"17")  # what a worker killed before the manifest leaves
+    assert not artifacts.exists("77/n1/out")
+    assert store.manifest("77/n1/out") is None
+    assert NodeRun.objects.count() == 0
