@@ -161,24 +161,14 @@ SITE_URL = env_url("SITE_URL", "http://localhost:8000", ("http", "https")).rstri
 # django-csp: scripts from this site only (no inline script, no eval), nothing embedded elsewhere.
 # Styles: X6 puts its stylesheet in a <style> element and the pages set style attributes, so
 # inline styles are allowed; an injected style cannot run code.
-CONTENT_SECURITY_POLICY = {
-    "DIRECTIVES": {
-        "default-src": ["'self'"],
-        "script-src": ["'self'"],
-        "style-src": ["'self'", "'unsafe-inline'"],
-        "img-src": ["'self'", "data:", "blob:"],
-        "connect-src": ["'self'"],
-        "object-src": ["'none'"],
-        "base-uri": ["'self'"],
-        "form-action": ["'self'"],
-        "frame-ancestors": ["'none'"],
-    }
-}
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
+    "default-src": ["'self'"], "script-src": ["'self'"], "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:", "blob:"], "connect-src": ["'self'"], "object-src": ["'none'"], "base-uri": ["'self'"],
+    "form-action": ["'self'"], "frame-ancestors": ["'none'"]}}
 
 # ---------------------------------------------------------------- sign-in throttling (django-axes)
-# AXES_FAILURE_LIMIT wrong passwords in a row for one user name from one address lock that pair
-# out for AXES_COOLOFF_MINUTES (sign-in page and /admin alike); a good password resets the count.
-# An administrator lifts a lock at once with `manage.py axes_reset_username NAME`.
+# AXES_FAILURE_LIMIT wrong passwords in a row for one user name from one address lock that pair out for
+# AXES_COOLOFF_MINUTES (sign-in and /admin); a good password resets it; `manage.py axes_reset_username NAME` lifts it.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_MINUTES = env_int("AXES_COOLOFF_MINUTES", 15, minimum=1)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
@@ -186,23 +176,20 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 
-
 # ---------------------------------------------------------------- queue, events
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL", f"sqla+sqlite:///{DATA_DIR / 'broker.sqlite3'}", ("sqla+sqlite", "redis", "rediss", "amqp", "pyamqp")
 )
 CELERY_TASK_IGNORE_RESULT = True
-# Redis: a worker with every slot taken reserves nothing (designer/celery.py), so a queued node goes to the next
-# free slot. AMQP: a message a slot (the outbox resends one held back). SQLite: kombu waits 2 s whenever a worker
-# reserved all it may.
+# Redis: a worker with every slot taken reserves nothing (designer/celery.py). AMQP: a message a slot (the outbox
+# resends one held back). SQLite: kombu waits 2 s whenever a worker reserved all it may.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 4 if CELERY_BROKER_URL.startswith("sqla") else 1
 CELERY_TASK_DEFAULT_QUEUE = "designer"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # kombu's SQLAlchemy transport hands its options to create_engine(): only Redis gets these
 CELERY_BROKER_TRANSPORT_OPTIONS = {} if CELERY_BROKER_URL.startswith("sqla") else {"visibility_timeout": 3600}
-# how often a worker on the embedded (SQLite) broker looks for work (designer/embedded_broker.py):
-# fast within BROKER_BUSY_SECONDS of its last message (about 30 ms per node of a pipeline), slowly
-# after that (an idle worker then costs about 1% of a core instead of 15%)
+# how often a worker on the embedded (SQLite) broker looks for work (designer/embedded_broker.py): fast within
+# BROKER_BUSY_SECONDS of its last message (30 ms a node), slowly after (an idle worker: 1% of a core, not 15%)
 BROKER_POLL_SECONDS = env_float("BROKER_POLL_SECONDS", 0.02, minimum=0.001)
 BROKER_BUSY_SECONDS = env_float("BROKER_BUSY_SECONDS", 2.0)
 BROKER_IDLE_POLL_SECONDS = env_float("BROKER_IDLE_POLL_SECONDS", 0.25, minimum=0.001)
@@ -218,35 +205,22 @@ else:
 EVENT_POLL_SECONDS = env_float("EVENT_POLL_SECONDS", 0.5 if not CHANNEL_LAYER_URL else 5.0, minimum=0.05)
 
 # ---------------------------------------------------------------- artifacts, workers
-# where every artifact lives (designer/engine/store.py): ARTIFACT_STORE, an absolute folder (the
-# embedded default; ARTIFACT_ROOT, its older name, still works) or s3://bucket/prefix, an
-# S3-compatible bucket at ARTIFACT_STORE_ENDPOINT_URL (empty: AWS itself, or boto's AWS_ENDPOINT_URL),
-# with boto3's usual credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION, ...)
+# every artifact (designer/engine/store.py): ARTIFACT_STORE, an absolute folder (the default:
+# ARTIFACT_ROOT, its older name) or s3://bucket/prefix at ARTIFACT_STORE_ENDPOINT_URL (or boto's
+# AWS_ENDPOINT_URL; none: AWS), with boto3's credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...)
 ARTIFACT_ROOT = Path(env_str("ARTIFACT_ROOT", str(DATA_DIR / "artifacts")))
-if not ARTIFACT_ROOT.is_absolute():
-    raise ImproperlyConfigured(f"ARTIFACT_ROOT={str(ARTIFACT_ROOT)!r}: must be an absolute path")
 ARTIFACT_STORE = env_str("ARTIFACT_STORE", "") or str(ARTIFACT_ROOT)
-if ARTIFACT_STORE.startswith("s3://"):
-    if not re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\0]*)?", ARTIFACT_STORE):
-        raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE[:120]!r}: expected s3://bucket or s3://bucket/prefix "
-                                   "(a bucket name: 3 to 63 lower-case letters, digits, '.' or '-')")
-elif "://" in ARTIFACT_STORE or not Path(ARTIFACT_STORE).is_absolute():
-    raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE[:120]!r}: expected an absolute folder or s3://bucket/prefix")
-else:
-    ARTIFACT_ROOT = Path(ARTIFACT_STORE)
-ARTIFACT_STORE_ENDPOINT_URL = env_str("ARTIFACT_STORE_ENDPOINT_URL", "") or env_str("AWS_ENDPOINT_URL", "") or None
-if ARTIFACT_STORE_ENDPOINT_URL:
-    env_url("ARTIFACT_STORE_ENDPOINT_URL" if os.environ.get("ARTIFACT_STORE_ENDPOINT_URL") else "AWS_ENDPOINT_URL",
-            "", ("http", "https"))
-# with a bucket, each worker keeps the trees its nodes read and write in a cache of its own (the
-# same path on every worker: an image index may hold absolute paths into it), at most
-# WORKER_CACHE_MB; the least recently used tree that no running node reads goes first
-WORKER_CACHE_DIR = Path(env_str("WORKER_CACHE_DIR", str(DATA_DIR / "worker-cache")))
-if not WORKER_CACHE_DIR.is_absolute():
-    raise ImproperlyConfigured(f"WORKER_CACHE_DIR={str(WORKER_CACHE_DIR)!r}: must be an absolute path")
+if not (re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\0]*)?", ARTIFACT_STORE) or Path(ARTIFACT_STORE).is_absolute()):
+    raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE[:120]!r} (or ARTIFACT_ROOT): expected an absolute folder or "
+                               "s3://bucket/prefix (a bucket: 3 to 63 lower-case letters, digits, '.' or '-')")
+ARTIFACT_ROOT = ARTIFACT_ROOT if ARTIFACT_STORE.startswith("s3://") else Path(ARTIFACT_STORE)
+_endpoint = "ARTIFACT_STORE_ENDPOINT_URL" if os.environ.get("ARTIFACT_STORE_ENDPOINT_URL") else "AWS_ENDPOINT_URL"
+ARTIFACT_STORE_ENDPOINT_URL = env_url(_endpoint, "", ("http", "https")) if os.environ.get(_endpoint) else None
+# with a bucket, each worker's cache of the trees its nodes read and write: at most WORKER_CACHE_MB,
+# the least recently used that no running node reads goes first; the same path on every worker
+WORKER_CACHE_DIR = Path(env_str("WORKER_CACHE_DIR", str(DATA_DIR / "worker-cache"))).absolute()
 WORKER_CACHE_MB = env_float("WORKER_CACHE_MB", 50 * 1024, minimum=1)
-# how often a running node's logs reach the store (the Outputs + logs pane reads them there)
-LOG_SYNC_SECONDS = env_float("LOG_SYNC_SECONDS", 2.0, minimum=0.1)
+LOG_SYNC_SECONDS = env_float("LOG_SYNC_SECONDS", 2.0, minimum=0.1)  # how often a running node's logs reach the store
 # uploaded datasets live under ARTIFACT_ROOT/datasets/<owner id>/...; larger uploads are refused (413)
 DATASET_MAX_UPLOAD_MB = env_float("DATASET_MAX_UPLOAD_MB", 2048, minimum=1)
 DATASET_MAX_UPLOAD_BYTES = int(DATASET_MAX_UPLOAD_MB * 1024 * 1024)

@@ -17,7 +17,8 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage
 
 from designer.engine.artifact_cache import ArtifactCache
-from designer.engine.store import Store, StoreError, open_store
+from designer.engine.store import Store, StoreError
+from designer.engine.stores import open_store
 
 _lock = threading.RLock()  # (cache() opens the store while it holds it)
 _opened: dict[tuple, Store] = {}

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from designer.engine.artifact_cache import ArtifactCache, CacheFull
-from designer.engine.store import NotInStore, S3Store
+from designer.engine.s3store import S3Store
+from designer.engine.store import NotInStore
 from tests.s3server import s3_server  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.timeout(120)

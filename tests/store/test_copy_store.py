@@ -10,7 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from designer.engine.store import MANIFESTS, LocalStore, S3Store
+from designer.engine.s3store import S3Store
+from designer.engine.store import MANIFESTS, LocalStore
 from designer.pipelines.management.commands import copy_store as command
 from tests.s3server import s3_server  # noqa: F401 - a fixture
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from designer.engine.store import CHUNK, MANIFESTS, LocalStore, Manifest, NotInStore, S3Store, StoreError
+from designer.engine.s3store import S3Store
+from designer.engine.store import CHUNK, MANIFESTS, LocalStore, Manifest, NotInStore, StoreError
 from tests.s3server import S3Server, s3_server  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.timeout(120)

@@ -21,7 +21,7 @@ from pathlib import Path
 from django.conf import settings
 
 from designer.engine import paths
-from designer.engine.store import NotInStore, StoreError
+from designer.engine.store import NotInStore, StoreError, check_key
 from designer.pipelines import artifact_store
 from sdk import layout
 from sdk.formats.meta import META_FILE, read_meta
@@ -64,7 +64,6 @@ def output_key(stored: str) -> str:
         path = paths.inside(root, stored)
         return path.relative_to(root).as_posix()
     try:
-        from designer.engine.store import check_key
         return check_key(stored)
     except ValueError as e:
         raise paths.OutsideFolder(str(e)) from None
@@ -257,9 +256,7 @@ def store_key_of_path(path: str) -> str | None:
         resolved = Path(os.path.normpath(path))
         if not resolved.is_absolute() or not resolved.is_relative_to(base):
             return None
-        key = resolved.relative_to(base).as_posix()
-        from designer.engine.store import check_key
-        return check_key(key)
+        return check_key(resolved.relative_to(base).as_posix())
     except ValueError:
         return None
 

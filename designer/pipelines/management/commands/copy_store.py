@@ -27,17 +27,17 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from designer.engine import paths
+from designer.engine.s3store import S3Store
 from designer.engine.store import (
     MANIFESTS,
     TRANSFER_THREADS,
     LocalStore,
     Manifest,
-    S3Store,
     Store,
     StoreError,
     file_digest,
-    open_store,
 )
+from designer.engine.stores import open_store
 from designer.pipelines.runs.artifacts import REF_SCAN_BYTES, REF_SUFFIXES
 from sdk.formats.meta import META_FILE
 

@@ -1,0 +1,266 @@
+"""The artifact store in an S3-compatible bucket (AWS S3, SeaweedFS, Ceph RGW, Garage, MinIO)
+through boto3: multipart transfers in parallel, retries, presigned URLs. The interface, the
+layout of keys and manifests: store.py."""
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from designer.engine.store import (
+    CHUNK,
+    MANIFESTS,
+    TRANSFER_THREADS,
+    Manifest,
+    NotInStore,
+    Store,
+    StoreError,
+    check_key,
+    check_object_key,
+    scan_tree,
+)
+
+
+def _boto():
+    import boto3  # imported when a store is opened: the embedded app never needs it
+    import botocore.config
+    import botocore.exceptions
+    from boto3.s3.transfer import TransferConfig
+    return boto3, botocore, TransferConfig
+
+
+class S3Store(Store):
+    """`s3://bucket/prefix` through boto3. The endpoint URL (settings: ARTIFACT_STORE_ENDPOINT_URL,
+    or boto's own AWS_ENDPOINT_URL) points it at any S3-compatible server; credentials and region
+    come from boto3's usual chain (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION,
+    ~/.aws, an instance role)."""
+
+    def __init__(self, url: str, endpoint_url: str | None = None, connect_timeout: float = 5, retries: int = 4):
+        parsed = urlparse(url)
+        if parsed.scheme != "s3" or not parsed.netloc:
+            raise StoreError(f"ARTIFACT_STORE={url!r}: an S3 store is s3://bucket or s3://bucket/prefix")
+        self.url = url
+        self.bucket = parsed.netloc
+        self.prefix = parsed.path.strip("/")
+        self.endpoint_url = endpoint_url or None
+        boto3, botocore, TransferConfig = _boto()
+        self._errors = botocore.exceptions
+        config = botocore.config.Config(connect_timeout=connect_timeout, read_timeout=60,
+                                        retries={"max_attempts": retries, "mode": "standard"},
+                                        max_pool_connections=TRANSFER_THREADS * 2,
+                                        s3={"addressing_style": "path"} if self.endpoint_url else {})
+        self.s3 = boto3.session.Session().client("s3", endpoint_url=self.endpoint_url, config=config)
+        self.transfer = TransferConfig(multipart_threshold=CHUNK, multipart_chunksize=CHUNK,
+                                       max_concurrency=TRANSFER_THREADS, io_chunksize=1024 * 1024)
+
+    def describe(self) -> str:
+        where = f" at {self.endpoint_url}" if self.endpoint_url else ""
+        return f"ARTIFACT_STORE={self.url} (bucket {self.bucket!r}{where})"
+
+    def _key(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def _explain(self, e: Exception, doing: str) -> StoreError:
+        """A boto error as a sentence naming the setting and the bucket."""
+        errors = self._errors
+        if isinstance(e, errors.NoCredentialsError):
+            why = "no credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile or role)"
+        elif isinstance(e, (errors.EndpointConnectionError, errors.ConnectTimeoutError, errors.ReadTimeoutError,
+                            errors.ConnectionClosedError)):
+            why = f"the server cannot be reached ({e})"
+        elif isinstance(e, errors.ClientError):
+            code = str(e.response.get("Error", {}).get("Code", ""))
+            status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if code in ("NoSuchBucket",) or (code == "404" and doing == "check"):
+                why = f"the bucket {self.bucket!r} does not exist (create it, or correct ARTIFACT_STORE)"
+            elif code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403", "InvalidToken",
+                          "ExpiredToken") or status == 403:
+                why = f"the credentials were refused ({code or status}: check AWS_ACCESS_KEY_ID, " \
+                      f"AWS_SECRET_ACCESS_KEY and the bucket's policy)"
+            else:
+                why = f"{code or status}: {e.response.get('Error', {}).get('Message', '')}".strip()
+        elif isinstance(e, OSError) and getattr(e, "errno", None) == 28:
+            why = "no space left on this machine's disk"
+        else:
+            why = f"{type(e).__name__}: {e}"
+        return StoreError(f"{self.describe()}: {doing}: {why}")
+
+    def _call(self, doing: str, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except self._errors.ClientError as e:
+            code = str(e.response.get("Error", {}).get("Code", ""))
+            if code in ("NoSuchKey", "404", "NotFound") and doing != "check":
+                raise NotInStore(f"{self.describe()}: no object ({doing})") from None
+            raise self._explain(e, doing) from None
+        except (self._errors.BotoCoreError, OSError) as e:
+            raise self._explain(e, doing) from None
+
+    def check(self):
+        self._call("check", self.s3.head_bucket, Bucket=self.bucket)
+        probe = self._key(f"{MANIFESTS}/.check")
+        self._call("check (writing a test object)", self.s3.put_object, Bucket=self.bucket, Key=probe, Body=b"ok")
+        self._call("check (removing the test object)", self.s3.delete_object, Bucket=self.bucket, Key=probe)
+
+    # ---- trees
+    def upload_tree(self, key, folder, refs=()):
+        folder = Path(folder)
+        files = scan_tree(folder)
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(rel):
+            self._call(f"uploading {key}/{rel}", self.s3.upload_file, str(folder / rel), self.bucket,
+                       self._key(f"{check_key(key)}/{rel}"), Config=self.transfer)
+        small = [r for r, f in files.items() if f["size"] < CHUNK]
+        with ThreadPoolExecutor(TRANSFER_THREADS) as pool:  # small files side by side; large ones
+            list(pool.map(one, small))                      # each in parallel parts by boto3
+        for rel in files:
+            if rel not in small:
+                one(rel)
+        manifest = Manifest(key, files, sorted(set(refs)))
+        self._put(f"{MANIFESTS}/{key}.json", manifest.to_json())  # last: now the tree exists
+        return manifest
+
+    def download_tree(self, manifest, dest):
+        dest = Path(dest)
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(rel):
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._call(f"downloading {manifest.key}/{rel}", self.s3.download_file, self.bucket,
+                       self._key(f"{manifest.key}/{rel}"), str(target), Config=self.transfer)
+            if target.stat().st_size != int(manifest.files[rel]["size"]):
+                raise StoreError(f"{self.describe()}: {manifest.key}/{rel} has {target.stat().st_size} bytes, "
+                                 f"its manifest says {manifest.files[rel]['size']}")
+        small = [r for r, f in manifest.files.items() if int(f["size"]) < CHUNK]
+        with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
+            list(pool.map(one, small))
+        for rel in manifest.files:
+            if rel not in small:
+                one(rel)
+
+    # ---- single objects
+    def _put(self, key, data: bytes):
+        self._call(f"writing {key}", self.s3.put_object, Bucket=self.bucket, Key=self._key(key), Body=data)
+
+    def put_file(self, key, path):
+        self.put_object(check_key(key), path)
+
+    def put_object(self, key, path):
+        self._call(f"uploading {key}", self.s3.upload_file, str(path), self.bucket, self._key(check_object_key(key)),
+                   Config=self.transfer)
+
+    def get_object(self, key, path):
+        self._call(f"downloading {key}", self.s3.download_file, self.bucket, self._key(check_object_key(key)),
+                   str(path), Config=self.transfer)
+
+    def sha256(self, key):
+        answer = self._call(f"reading {key}", self.s3.get_object, Bucket=self.bucket, Key=self._key(check_object_key(key)))
+        h = hashlib.sha256()
+        try:
+            for chunk in answer["Body"].iter_chunks(1024 * 1024):
+                h.update(chunk)
+        except (self._errors.BotoCoreError, OSError) as e:
+            raise self._explain(e, f"reading {key}") from None
+        return h.hexdigest()
+
+    def walk(self):
+        base = f"{self.prefix}/" if self.prefix else ""
+        found = [(o["Key"][len(base):], int(o["Size"])) for page in self._pages(base) for o in page.get("Contents", [])]
+        # (a "folder" some tools make is no object; the check's probe is gone in a moment)
+        return iter(sorted(k for k in found if not k[0].endswith("/") and k[0] != f"{MANIFESTS}/.check"))
+
+    def put_bytes(self, key, data):
+        self._put(check_key(key), data)
+
+    def open(self, key):
+        answer = self._call(f"reading {key}", self.s3.get_object, Bucket=self.bucket, Key=self._key(check_key(key)))
+        return _Body(answer["Body"], int(answer["ContentLength"]))
+
+    def size(self, key):
+        try:
+            head = self._call(f"looking up {key}", self.s3.head_object, Bucket=self.bucket, Key=self._key(check_key(key)))
+        except NotInStore:
+            return None
+        return int(head["ContentLength"])
+
+    def read_range(self, key, offset, length):
+        if length <= 0:
+            return b""
+        try:
+            answer = self._call(f"reading {key}", self.s3.get_object, Bucket=self.bucket, Key=self._key(key),
+                                Range=f"bytes={int(offset)}-{int(offset) + int(length) - 1}")
+        except StoreError as e:
+            if "InvalidRange" in str(e):  # from at or past the end
+                return b""
+            raise
+        return answer["Body"].read()
+
+    def list(self, prefix):
+        base = self._key(check_key(prefix)) + "/"
+        found = []
+        for page in self._pages(base):
+            for obj in page.get("Contents", []):
+                found.append((obj["Key"][len(base):], int(obj["Size"])))
+        return sorted(found)
+
+    def _pages(self, base: str) -> Iterator[dict]:
+        token: dict[str, Any] = {}
+        while True:
+            page = self._call(f"listing {base}", self.s3.list_objects_v2, Bucket=self.bucket, Prefix=base, **token)
+            yield page
+            if not page.get("IsTruncated"):
+                return
+            token = {"ContinuationToken": page["NextContinuationToken"]}
+
+    def delete_prefix(self, prefix):
+        check_key(prefix)
+        self._call("removing a manifest", self.s3.delete_object, Bucket=self.bucket,
+                   Key=self._key(f"{MANIFESTS}/{prefix}.json"))
+        removed = 0
+        for base in (self._key(f"{MANIFESTS}/{prefix}") + "/", self._key(prefix) + "/"):
+            for page in self._pages(base):
+                keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+                if keys:
+                    self._call(f"removing {prefix}", self.s3.delete_objects, Bucket=self.bucket,
+                               Delete={"Objects": keys, "Quiet": True})
+                    removed += len(keys)
+        return removed
+
+    def download_url(self, key, filename, seconds=300):
+        safe = filename.replace('"', "")
+        return self.s3.generate_presigned_url(
+            "get_object", ExpiresIn=seconds,
+            Params={"Bucket": self.bucket, "Key": self._key(check_key(key)),
+                    "ResponseContentDisposition": f'attachment; filename="{safe}"'})
+
+
+class _Body(io.RawIOBase):
+    """An S3 object's body as a readable binary stream (what Django's FileResponse reads)."""
+
+    def __init__(self, body, length: int):
+        self._body = body
+        self.length = length
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        return self._body.read(None if size is None or size < 0 else size)
+
+    def readinto(self, b):
+        data = self._body.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        try:
+            self._body.close()
+        finally:
+            super().close()
+
+
