@@ -13,7 +13,11 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from django.urls import path  # noqa: E402
 
 from designer import limits  # noqa: E402
+from designer.pipelines import artifact_store  # noqa: E402
 from designer.pipelines.runs.consumers import RunConsumer, SweepConsumer  # noqa: E402
+
+# a store the app cannot read or write stops it here, naming the setting and the bucket
+artifact_store.check_at_start()
 
 # daphne (and runserver, daphne's) refuse an oversized or anonymous body before reading it
 limits.install()

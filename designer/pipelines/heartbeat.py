@@ -10,14 +10,16 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
 
 from celery import signals
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 from designer.celery import target_queue
-from designer.pipelines import maintenance
+from designer.pipelines import artifact_store, maintenance
 from designer.pipelines.compute import inventory, workers
 from modules._machine import this_machine
 from supervision import gpus, launch
@@ -63,6 +65,12 @@ def heartbeat_loop(hostname: str, concurrency: int) -> None:
 
 @signals.celeryd_after_setup.connect
 def _consume_target_queue(sender, instance, **kwargs):
+    # a store it cannot read or write (no such bucket, refused credentials, unreachable): it does not start
+    try:
+        artifact_store.check_at_start()
+    except ImproperlyConfigured as e:
+        print(f"{e}. This worker does not start.", file=sys.stderr, flush=True)
+        raise SystemExit(78) from None  # (EX_CONFIG; a signal handler's Exception would only be logged)
     # before the worker consumes: the nodes of its compute target are sent to the target's queue
     instance.app.amqp.queues.select_add(target_queue(compute_target()))
     # the worker's name, as the Compute page shows it, for what its pool processes run: a training
