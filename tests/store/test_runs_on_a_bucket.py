@@ -1,0 +1,77 @@
+"""Runs on an S3 bucket (a real server on the loopback), in this process: outputs are kept in the
+bucket before a node counts as completed, reuse finds them there with the worker's cache wiped,
+and a store that is away or a cache too small fails the node with a sentence saying which, never a
+run left hanging."""
+import shutil
+
+import pytest
+
+from designer.pipelines.runs import service as runs
+from tests.datasets.test_datasets_api import image_zip, pets_pipeline, upload
+from tests.s3server import running
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture
+def server():
+    with running() as s:
+        yield s
+
+
+@pytest.fixture
+def on_bucket(server, settings, tmp_path):
+    env = server.env(prefix=server.new_prefix())
+    settings.ARTIFACT_STORE = env["ARTIFACT_STORE"]
+    settings.ARTIFACT_STORE_ENDPOINT_URL = env["ARTIFACT_STORE_ENDPOINT_URL"]
+    settings.ARTIFACT_ROOT = tmp_path / "no-artifact-folder"
+    settings.WORKER_CACHE_DIR = tmp_path / "cache"
+    settings.LOG_SYNC_SECONDS = 0.2
+    return settings
+
+
+def statuses(run):
+    return {nr.node_id: (nr.status, nr.error) for nr in run.nodes.all()}
+
+
+def test_outputs_are_kept_in_the_bucket_and_reused_from_it(on_bucket, owner_client, users):
+    from designer.pipelines import artifact_store
+
+    ds = upload(owner_client, image_zip()).json()
+    run = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)
+    run.refresh_from_db()
+    assert run.status == "completed", statuses(run)
+    split = run.nodes.get(node_id="split")
+    assert split.outputs["results_dataset1"] == f"{run.pk}/split/results_dataset1"
+    manifest = artifact_store.get().manifest(split.outputs["results_dataset1"])
+    # its index names the convert's images (by their path in a worker's cache): that tree comes with it
+    assert manifest is not None and manifest.refs == [f"{run.pk}/convert/image_directory"]
+    assert not on_bucket.ARTIFACT_ROOT.exists()
+
+    shutil.rmtree(on_bucket.WORKER_CACHE_DIR)  # another machine, with nothing cached
+    again = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)
+    again.refresh_from_db()
+    assert {nr.node_id: nr.status for nr in again.nodes.all()} == {"data": "reused", "convert": "reused", "split": "reused"}
+    log = owner_client.get(f"/api/runs/{again.pk}/nodes/split/log").json()  # the log of the run that made it
+    assert "Split Image Directory" in log["text"]
+
+
+def test_a_store_that_is_away_fails_the_node_saying_so(on_bucket, owner_client, users, server):
+    ds = upload(owner_client, image_zip()).json()
+    server.stop()
+    run = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)
+    run.refresh_from_db()
+    assert run.status == "failed"
+    data = run.nodes.get(node_id="data")
+    assert data.status == "failed" and "cannot be reached" in data.error and "ARTIFACT_STORE=s3://artifacts" in data.error
+    assert "Traceback" not in data.error
+    assert {nr.node_id: nr.status for nr in run.nodes.all()} == {"data": "failed", "convert": "not_run", "split": "not_run"}
+
+
+def test_a_cache_too_small_for_an_input_fails_the_node_naming_the_setting(on_bucket, owner_client, users):
+    ds = upload(owner_client, image_zip(per_class=20)).json()
+    on_bucket.WORKER_CACHE_MB = 0.001  # 1 KB: the upload (a few KB) does not fit
+    run = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)
+    run.refresh_from_db()
+    data = run.nodes.get(node_id="data")
+    assert data.status == "failed" and "WORKER_CACHE_MB" in data.error and "cannot hold" in data.error, data.error
