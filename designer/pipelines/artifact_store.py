@@ -39,6 +39,16 @@ def is_remote() -> bool:
     return get().local_root() is None
 
 
+def not_in_a_bucket(what: str) -> str | None:
+    """Why `what` cannot be done on this deployment's store (a bucket: registered models, their
+    endpoints and uploaded components still live in a folder of the web app's), or None."""
+    if not is_remote():
+        return None
+    return (f"{what} is not available yet when artifacts live in a bucket ({get().describe()}): pipelines, their "
+            "datasets, outputs and logs are; register models and upload components on a deployment whose "
+            "ARTIFACT_STORE is a folder")
+
+
 def cache() -> ArtifactCache:
     """This worker's cache of the store's trees."""
     key = (settings.ARTIFACT_STORE, str(settings.WORKER_CACHE_DIR), settings.WORKER_CACHE_MB)

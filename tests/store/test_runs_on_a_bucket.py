@@ -8,6 +8,7 @@ import pytest
 
 from designer.pipelines.runs import service as runs
 from tests.datasets.test_datasets_api import image_zip, pets_pipeline, upload
+from tests.conftest import may_add_components
 from tests.s3server import running
 
 pytestmark = pytest.mark.timeout(180)
@@ -75,3 +76,16 @@ def test_a_cache_too_small_for_an_input_fails_the_node_naming_the_setting(on_buc
     run.refresh_from_db()
     data = run.nodes.get(node_id="data")
     assert data.status == "failed" and "WORKER_CACHE_MB" in data.error and "cannot hold" in data.error, data.error
+
+
+def test_registering_a_model_and_uploading_a_component_say_they_need_a_folder_store(on_bucket, owner_client, users):
+    ds = upload(owner_client, image_zip()).json()
+    run = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)
+    answer = owner_client.post("/api/models", {"run": run.pk, "node": "split", "name": "pets"}, content_type="application/json")
+    assert answer.status_code == 409
+    assert "Registering a model is not available yet when artifacts live in a bucket" in answer.json()["error"]
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    may_add_components(users["owner"])
+    answer = owner_client.post("/api/components", {"file": SimpleUploadedFile("component.yaml", b"kind: x\n")})
+    assert answer.status_code == 400 and "Uploading a component is not available yet" in answer.json()["error"]

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from designer import limits
 from designer.engine import paths
 from designer.engine import statuses as st
+from designer.pipelines import artifact_store
 from designer.pipelines.catalogue import service as catalogue
 from designer.pipelines.models import Component, NodeRun
 from designer.pipelines.models import components as component_models
@@ -59,6 +60,8 @@ def store(owner, uploaded: list, names: list[str] | None = None) -> Component:
 
     `uploaded`: Django uploaded files (or any objects with .name and .chunks()); `names`: the
     path of each in its folder (a folder upload), the files' own names when absent."""
+    if why := artifact_store.not_in_a_bucket("Uploading a component"):
+        raise Refused(why)
     if not uploaded:
         raise Refused("send an archive of the component folder (.zip, .tar.gz, .tgz, .tar), its files, or its component.yaml")
     owner_dir = paths.inside(settings.ARTIFACT_ROOT, paths.COMPONENTS_DIR, str(owner.id))

@@ -96,7 +96,7 @@ def _version(request, name: str, version: int) -> ModelVersion:
     "GET": Op("Your registered models, each with its latest version", MODELS),
     "POST": Op("Register the model a completed node of one of your runs output as the next version of `name` (`output`: "
                "the port, where the node has several model outputs)", VERSION, status=201, body=REGISTER,
-               errors=(404,), description="A trained model is then packaged on a worker (`status` preparing, then ready "
+               errors=(404, 409), description="A trained model is then packaged on a worker (`status` preparing, then ready "
                                           "or failed); a model folder in a format of its own is ready at once.")})
 def model_list(request):
     if request.method == "GET":

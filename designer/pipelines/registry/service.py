@@ -27,6 +27,7 @@ from django.utils import timezone
 from designer.celery import PREPARE_VERSION, app
 from designer.engine import graph, jsontext, paths
 from designer.engine import statuses as st
+from designer.pipelines import artifact_store
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import ModelVersion, NodeRun, RegisteredModel, Run
 from designer.pipelines.registry import lineage
@@ -74,6 +75,8 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None, out
     RegistryError (naming the node and why) for anything but a completed model output. A trained
     ModelDirectory is packaged on a worker (send_prepare); a folder in a format of its own is
     ready at once (an entry script serves it)."""
+    if why := artifact_store.not_in_a_bucket("Registering a model"):
+        raise RegistryError(why, status=409)
     name, tags = check_name(name), check_tags(tags)
     if not isinstance(description, str):
         raise RegistryError("description must be text")
