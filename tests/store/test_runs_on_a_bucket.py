@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from designer.pipelines.runs import service as runs
-from tests.datasets.test_datasets_api import image_zip, pets_pipeline, upload
 from tests.conftest import may_add_components
+from tests.datasets.test_datasets_api import image_zip, pets_pipeline, upload
 from tests.s3server import running
 
 pytestmark = pytest.mark.timeout(180)
