@@ -47,7 +47,7 @@ def isolated_worker(name: str, target: str, store_env: dict) -> CeleryWorker:
     args = ["-c", "import os, sys; os.execvp('unshare', sys.argv)", "--mount", "--propagation", "private",
             "sh", "-c", ISOLATED, "sh", sys.executable, "-m", "celery", "-A", "designer.celery", "worker",
             "-c", "1", "-n", "{hostname}", "-l", "warning", "--without-mingle", "--without-gossip"]
-    env = {**store_env, "PRIVATE": str(TEST_DATA), "WORKER_CACHE_DIR": str(CACHE), "WORKER_COMPUTE_TARGET": target,
+    env = {**store_env, "PRIVATE": str(TEST_DATA), "WORKER_CACHE_DIR": str(CACHE), **({"WORKER_COMPUTE_TARGET": target} if target else {}),
            "ARTIFACT_ROOT": str(TEST_DATA / "no-such-folder"), "DEBUG": "false", "SECRET_KEY": SECRET_KEY,
            "LOG_SYNC_SECONDS": "0.5"}
     return CeleryWorker(name, 1, log_dir=TEST_DATA, extra_env=env, args=args)
@@ -158,3 +158,33 @@ def test_a_worker_killed_during_an_upload_leaves_nothing_readable(bucket_setting
     assert not artifacts.exists("77/n1/out")
     assert store.manifest("77/n1/out") is None
     assert NodeRun.objects.count() == 0
+
+
+@pytest.fixture
+def two_cpu_machines(bucket_settings, django_db_blocker):
+    """Two isolated workers of one compute target (a distributed node's nodes run on one target)."""
+    workers = [isolated_worker("one", "", bucket_settings), isolated_worker("two", "", bucket_settings)]
+    try:
+        with django_db_blocker.unblock():
+            for w in workers:
+                w.wait_ready(timeout=patience(60))
+        yield workers
+    finally:
+        stop_all(workers)
+
+
+def test_a_2_x_1_job_on_two_workers_that_share_no_folder_keeps_every_ranks_log(two_cpu_machines, owner_client, users,
+                                                                                transactional_db):
+    from tests.runs.test_distributed import toy
+
+    run = runs.submit(users["owner"], toy(2, 1, steps=5))
+    wait_for(run, 120, two_cpu_machines)
+    nr = run.nodes.get()
+    assert run.status == "completed", (nr.error, [w.log() for w in two_cpu_machines])
+    logs = {f["path"] for f in owner_client.get(f"/api/runs/{run.pk}/nodes/toy/files").json()["logs"]}
+    # rank 1's log was written on the other machine: it reached the store all the same
+    assert {"70_driver_log_0.txt", "70_driver_log_1.txt", "70_mpi_log.txt"} <= logs, logs
+    rank1 = owner_client.get(f"/api/runs/{run.pk}/nodes/toy/log", {"file": "70_driver_log_1.txt"}).json()["text"]
+    assert rank1.strip(), rank1
+    got = owner_client.get(f"/api/runs/{run.pk}/nodes/toy/files/out/world.txt")
+    assert b"".join(got.streaming_content) == b"2"

@@ -23,6 +23,8 @@ from django.conf import settings
 from designer.engine import paths
 from designer.engine.store import NotInStore, StoreError, check_key
 from designer.pipelines import artifact_store
+from designer.pipelines.models import NodeRun
+from designer.pipelines.runs.rungraph import run_graph
 from sdk import layout
 from sdk.formats.meta import META_FILE, read_meta
 
@@ -121,6 +123,19 @@ def keep_outputs(run_id: int, node_id: str, outputs: dict[str, str], held: dict[
     return keys
 
 
+def input_keys(nr) -> list[str]:
+    """The store's trees a node reads: its parents' outputs, and a Dataset node's stored upload."""
+    g = run_graph(nr.run)
+    upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=nr.run_id, node_id__in=g.parents[nr.node_id]).order_by()}
+    keys = [output_key(upstream[up].outputs[out]) for up, out in g.inputs[nr.node_id].values()]
+    stored = g.nodes[nr.node_id].get("parameters", {}).get("stored_file")
+    if isinstance(stored, str) and stored:
+        key = store_key_of_path(stored)
+        if key and "/" in key:
+            keys.append(key.rsplit("/", 1)[0])  # an upload is a tree of one file
+    return keys
+
+
 def _refs_in(folder: Path, trees: Path, candidates: set[str]) -> list[str]:
     """The trees among `candidates` that a text file of `folder` names by an absolute path."""
     found: set[str] = set()
@@ -138,8 +153,11 @@ class LogSync(threading.Thread):
     LOG_SYNC_SECONDS (the Outputs + logs pane reads them there), and once more when it ends.
     A file is uploaded again only when it has grown or changed."""
 
-    def __init__(self, run_id: int, node_id: str):
+    def __init__(self, run_id: int, node_id: str, renamed: dict[str, str] | None = None):
+        """`renamed`: files kept in the store under another name (a distributed node's other
+        machines keep their launchers' log apart from node 0's)."""
         super().__init__(daemon=True, name=f"logsync-{run_id}-{node_id}")
+        self.renamed = renamed or {}
         self.folder = node_dir(run_id, node_id)
         self.key = node_key(run_id, node_id)
         self.stopped = threading.Event()
@@ -173,7 +191,8 @@ class LogSync(threading.Thread):
                     stat = f.stat()
                     if not f.is_file() or self.seen.get(str(f)) == (stat.st_size, stat.st_mtime_ns):
                         continue
-                    store.put_file(f"{self.key}/{area}/{f.relative_to(folder).as_posix()}", f)
+                    rel = f.relative_to(folder).as_posix()
+                    store.put_file(f"{self.key}/{area}/{self.renamed.get(rel, rel)}", f)
                     self.seen[str(f)] = (stat.st_size, stat.st_mtime_ns)
                     self.error = None
                 except StoreError as e:  # the store is away: the next round tries again

@@ -85,7 +85,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
             # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
             folder = artifacts.node_dir(nr.run_id, nr.node_id)
             # its inputs here (with a bucket: fetched into this worker's cache, held while it runs)
-            with artifacts.LogSync(nr.run_id, nr.node_id), artifacts.fetched(_input_keys(nr, node)) as held:
+            with artifacts.LogSync(nr.run_id, nr.node_id), artifacts.fetched(artifacts.input_keys(nr)) as held:
                 written = executor.execute(module, node, _inputs(nr, held), folder,
                                            watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
                 # kept in the store before it counts as completed: a worker lost during the upload
@@ -96,19 +96,6 @@ def execute_noderun(noderun_id: int) -> list[int]:
     if error is not None:
         return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancel_requested())
     return _completed(nr, buffer, outputs, reusable=not watch.ended)
-
-
-def _input_keys(nr: NodeRun, node: dict) -> list[str]:
-    """The store's trees the node reads: its parents' outputs, and a Dataset node's stored upload."""
-    g = run_graph(nr.run)
-    upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=nr.run_id, node_id__in=g.parents[nr.node_id]).order_by()}
-    keys = [artifacts.output_key(upstream[up].outputs[out]) for up, out in g.inputs[nr.node_id].values()]
-    stored = node.get("parameters", {}).get("stored_file")
-    if isinstance(stored, str) and stored:
-        key = artifacts.store_key_of_path(stored)
-        if key and "/" in key:
-            keys.append(key.rsplit("/", 1)[0])  # an upload is a tree of one file
-    return keys
 
 
 def _inputs(nr: NodeRun, held: dict[str, Path]) -> dict[str, executor.InputArtifact]:

@@ -12,8 +12,11 @@ from django.utils import timezone
 
 from designer.engine import statuses as st
 from designer.engine.executor import DistributedLaunchError
+from designer.engine.store import StoreError
 from designer.pipelines.models import NodeLaunch
+from designer.pipelines.runs import artifacts
 from designer.pipelines.runs.launchers import base, specs
+from sdk import layout
 from supervision import launch
 
 
@@ -22,7 +25,21 @@ def run_member(launch_id: int) -> None:
     if not NodeLaunch.objects.filter(pk=launch_id, status=st.RESERVED, stop_requested=False,
                                      noderun__status=st.RUNNING).update(status=st.RUNNING, started_at=now, heartbeat_at=now):
         return  # stopped or abandoned before this task got its turn
-    spec = NodeLaunch.objects.get(pk=launch_id).spec
+    row = NodeLaunch.objects.select_related("noderun__run").get(pk=launch_id)
+    nr = row.noderun
+    # with a bucket: the node's inputs in this worker's cache while its processes run (the same paths
+    # as on node 0's worker), and its processes' logs and device records into the store as they grow
+    try:
+        # (its launchers' log under a name of its own: node 0's worker keeps the node's 70_mpi_log.txt)
+        renamed = {layout.MPI_LOG: layout.MPI_LOG.replace(".txt", f"_node{row.spec.get('node', 'n')}.txt")}
+        with artifacts.fetched(artifacts.input_keys(nr)), artifacts.LogSync(nr.run_id, nr.node_id, renamed):
+            _run(launch_id, row.spec)
+    except StoreError as e:  # node 0 reads why in the launchers' log, and the node fails of a lost peer
+        launch.append_log(Path(row.spec["mpi_log"]), f"{row.spec.get('prefix', 'a node')}: {e}")
+        NodeLaunch.objects.filter(pk=launch_id).update(status=st.EXITED, exit_code=1, finished_at=timezone.now())
+
+
+def _run(launch_id: int, spec: dict) -> None:
     try:
         proc = specs.process_of(spec)
     except DistributedLaunchError as e:  # its GPUs were held by other jobs: node 0 reads why in the launchers' log

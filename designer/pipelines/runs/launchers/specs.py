@@ -50,7 +50,8 @@ def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -
     env = {**own, **ranks, **sizes, **gpu_environment(gpu, gang.p)}
     if own.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.pathsep.join([own["PYTHONPATH"], ranks["PYTHONPATH"]])
-    return {"command": command, "env": env, "mpi_log": str(gang.mpi_log), "prefix": f"node {index} ({node.hostname})"}
+    return {"command": command, "env": env, "mpi_log": str(gang.mpi_log), "prefix": f"node {index} ({node.hostname})",
+            "node": index}
 
 
 def process_of(spec: dict) -> launch.NodeProcess:
