@@ -46,7 +46,12 @@ def compute_target() -> str:
 def beat_once(hostname: str, hw: inventory.Inventory, concurrency: int) -> None:
     # what it has for the modules' pre-flight checks (its weights files), listed again at each beat
     workers.beat(hostname, settings.WORKER_CPUS, hw.usable, concurrency, settings.WORKER_ADDRESS, this_machine(hostname),
-                 hardware=workers.Hardware(compute_target(), list(hw.listed), hw.cuda_problem))
+                 hardware=workers.Hardware(compute_target(), list(hw.listed), hw.cuda_problem, _cache_stats()))
+
+
+def _cache_stats() -> dict:
+    """Its cache of the bucket's outputs: what it holds and how often a node found its inputs there."""
+    return artifact_store.cache().stats() if artifact_store.is_remote() else {}
 
 
 def heartbeat_loop(hostname: str, concurrency: int) -> None:

@@ -133,6 +133,18 @@ def test_a_pipeline_on_two_workers_that_share_no_folder(two_machines, bucket_set
     image = owner_client.get(f"/runs/{run.pk}/nodes/apply/images/transformed_image_directory/0")
     assert image.status_code == 200 and b"".join(image.streaming_content)[:8] == b"\x89PNG\r\n\x1a\n"
 
+    # the Compute page: the right machine fetched convert's output from the bucket (a miss) and found
+    # split's, which it wrote itself, in its cache (a hit); the left machine never fetched anything of the right's
+    deadline = time.monotonic() + patience(30)
+    while time.monotonic() < deadline:
+        caches = {w["hostname"].split("@")[0]: w["cache"] for w in owner_client.get("/api/compute").json()["workers"]}
+        if (caches.get("right") or {}).get("hits", 0) >= 1:
+            break
+        time.sleep(0.5)
+    assert caches["right"]["hits"] >= 1 and caches["right"]["misses"] >= 1 and caches["right"]["bytes"] > 0, caches
+    page = owner_client.get("/compute").content.decode()
+    assert "found here" in page and "fetched" in page
+
     # the right machine fetched convert's output (and the dataset never): it read it from the bucket
     store_keys = {k for k, _ in _objects(s3_server, bucket_settings)}
     assert f"{run.pk}/convert/image_directory/index.csv" in store_keys

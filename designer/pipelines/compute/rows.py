@@ -32,8 +32,18 @@ def workers(user=None) -> list[dict]:
                      "gpu_inventory": w.gpu_inventory if isinstance(w.gpu_inventory, list) else [],
                      "cuda_problem": w.cuda_problem, "running": running.get(w.pk, []),
                      # the pretrained weights it has (the modules' pre-flight checks read them)
-                     "weights_folder": w.weights.get("folder", ""), "weights": w.weights.get("files", [])})
+                     "weights_folder": w.weights.get("folder", ""), "weights": w.weights.get("files", []),
+                     # with a bucket store: its cache of outputs (size, and how often inputs were found there)
+                     "cache": _cache_row(w.cache)})
     return rows
+
+
+def _cache_row(stats) -> dict | None:
+    if not isinstance(stats, dict) or not stats:
+        return None
+    number = {k: int(v) for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    asked = number.get("hits", 0) + number.get("misses", 0)
+    return {**number, "hit_rate": round(number.get("hits", 0) / asked, 3) if asked else None}
 
 
 def targets(rows: list[dict]) -> list[dict]:

@@ -81,6 +81,7 @@ class Hardware:
     compute_target: str = ""
     gpus: list = field(default_factory=list)
     cuda_problem: str = ""
+    cache: dict = field(default_factory=dict)  # its cache of the bucket's outputs (artifact_cache.stats()), if any
 
 
 def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str, weights: Machine | None = None,
@@ -91,7 +92,7 @@ def beat(hostname: str, cpus: int, gpus: int, concurrency: int, address: str, we
     Worker.objects.update_or_create(hostname=hostname, defaults={
         "cpus": cpus, "gpus": gpus, "concurrency": concurrency, "last_seen": timezone.now(), "address": address,
         "machine": socket.gethostname(), "stopped_at": None,
-        "compute_target": hw.compute_target, "gpu_inventory": hw.gpus, "cuda_problem": hw.cuda_problem,
+        "compute_target": hw.compute_target, "gpu_inventory": hw.gpus, "cuda_problem": hw.cuda_problem, "cache": hw.cache,
         "weights": {"folder": weights.weights_folder, "files": sorted(weights.weights)} if weights else {}})
 
 

@@ -28,6 +28,8 @@ class Worker(models.Model):
                                      help_text="the GPUs nvidia-smi lists on its machine: [{index, name, memory_mb}]")
     cuda_problem = models.TextField(blank=True, default="",
                                     help_text="why CUDA could not start although nvidia-smi lists GPUs: it then offers 0 GPUs")
+    cache = models.JSONField(default=dict, blank=True,
+                             help_text="with a bucket store, its cache of outputs: {entries, bytes, max_bytes, hits, misses, bytes_fetched}")
     # one worker = one node of a distributed job: set by a conditional UPDATE (designer/pipelines/compute/workers.py)
     reserved_by = models.ForeignKey("NodeRun", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="reserved_workers")

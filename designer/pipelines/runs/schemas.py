@@ -46,6 +46,6 @@ FILES = obj({"outputs": obj(more=arr(FILE)), "logs": arr(FILE), "status": STR, "
              "run_settings": obj(), "devices": arr(obj())})
 
 WORKER = obj({"hostname": STR, "cpus": INT, "gpus": INT, "alive": BOOL, "busy": BOOL, "compute_target": STR,
-              "last_seen": TIME, "running": arr(obj())})
+              "last_seen": TIME, "running": arr(obj()), "cache": maybe(obj())})
 COMPUTE = obj({"workers": arr(WORKER), "targets": arr(obj({"name": STR, "workers": arr(STR), "live_workers": INT,
                                                            "cpus": INT, "gpus": INT}))})
