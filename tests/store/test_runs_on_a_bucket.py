@@ -48,6 +48,9 @@ def test_outputs_are_kept_in_the_bucket_and_reused_from_it(on_bucket, owner_clie
     # its index names the convert's images (by their path in a worker's cache): that tree comes with it
     assert manifest is not None and manifest.refs == [f"{run.pk}/convert/image_directory"]
     assert not on_bucket.ARTIFACT_ROOT.exists()
+    # the worker's disk keeps the outputs (its cache), not the logs: those are in the bucket
+    assert sorted(p.name for p in (on_bucket.WORKER_CACHE_DIR / "trees" / str(run.pk) / "split").iterdir()) == \
+        ["results_dataset1", "results_dataset2"]
 
     shutil.rmtree(on_bucket.WORKER_CACHE_DIR)  # another machine, with nothing cached
     again = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)

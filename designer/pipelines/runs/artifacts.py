@@ -148,6 +148,24 @@ def _refs_in(folder: Path, trees: Path, candidates: set[str]) -> list[str]:
     return sorted(found)
 
 
+def tidy(run_id: int, node_id: str, kept: dict | None = None) -> None:
+    """With a bucket, once a node has ended on this worker (its logs in the store): its folder in
+    the cache keeps only its outputs (entries of the cache, which evicts them in its turn); its
+    logs, work files and device records go, so that a worker's disk holds no more than its cache."""
+    if not artifact_store.is_remote():
+        return
+    try:
+        folder = node_dir(run_id, node_id)
+    except paths.OutsideFolder:
+        return
+    keep = {key.rsplit("/", 1)[-1] for key in (kept or {}).values() if isinstance(key, str)}
+    for child in folder.iterdir() if folder.is_dir() else ():
+        if child.name not in keep:
+            shutil.rmtree(child, ignore_errors=True) if child.is_dir() and not child.is_symlink() else child.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # (nothing kept: the node failed, or ran here as another machine of a distributed job)
+
+
 class LogSync(threading.Thread):
     """With a bucket: a running node's logs and device records reach the store every
     LOG_SYNC_SECONDS (the Outputs + logs pane reads them there), and once more when it ends.

@@ -93,6 +93,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
                 outputs = _kept(nr, folder, written, held)
         except BaseException as e:  # the module's own error, a Cancelled, the store's refusal, or the worker's shutdown
             error = e
+        artifacts.tidy(nr.run_id, nr.node_id, outputs)
     if error is not None:
         return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancel_requested())
     return _completed(nr, buffer, outputs, reusable=not watch.ended)

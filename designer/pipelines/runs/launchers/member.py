@@ -34,6 +34,7 @@ def run_member(launch_id: int) -> None:
         renamed = {layout.MPI_LOG: layout.MPI_LOG.replace(".txt", f"_node{row.spec.get('node', 'n')}.txt")}
         with artifacts.fetched(artifacts.input_keys(nr)), artifacts.LogSync(nr.run_id, nr.node_id, renamed):
             _run(launch_id, row.spec)
+        artifacts.tidy(nr.run_id, nr.node_id)
     except StoreError as e:  # node 0 reads why in the launchers' log, and the node fails of a lost peer
         launch.append_log(Path(row.spec["mpi_log"]), f"{row.spec.get('prefix', 'a node')}: {e}")
         NodeLaunch.objects.filter(pk=launch_id).update(status=st.EXITED, exit_code=1, finished_at=timezone.now())
