@@ -116,12 +116,19 @@ class ArtifactCache:
             doc["entries"][key] = {"bytes": manifest.size, "used": time.time(), "refs": manifest.refs}
             self._write_index(doc)
 
-    def stats(self) -> dict:
+    def stats(self, recent: int = 0) -> dict:
+        """What it holds and how it served; `recent`: also the keys of that many most recently
+        used trees with their sizes (`keys`: what a dispatcher places nodes by)."""
         with self._locked():
             doc = self._read_index()
-        used = sum(int(e.get("bytes", 0)) for e in doc["entries"].values())
-        return {"entries": len(doc["entries"]), "bytes": used, "max_bytes": self.max_bytes,
-                "hits": doc["hits"], "misses": doc["misses"], "bytes_fetched": doc["bytes_fetched"]}
+        entries = doc["entries"]
+        used = sum(int(e.get("bytes", 0)) for e in entries.values())
+        found = {"entries": len(entries), "bytes": used, "max_bytes": self.max_bytes,
+                 "hits": doc["hits"], "misses": doc["misses"], "bytes_fetched": doc["bytes_fetched"]}
+        if recent:
+            latest = sorted(entries, key=lambda k: entries[k].get("used", 0), reverse=True)[:recent]
+            found["keys"] = {k: int(entries[k].get("bytes", 0)) for k in latest}
+        return found
 
     # ---- fetching
     def _fetch(self, key: str) -> list[str]:

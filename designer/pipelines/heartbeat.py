@@ -21,6 +21,7 @@ from django.db import connection
 from designer.celery import target_queue
 from designer.pipelines import artifact_store, maintenance
 from designer.pipelines.compute import inventory, workers
+from designer.pipelines.runs import routing
 from modules._machine import this_machine
 from supervision import gpus, launch
 
@@ -51,7 +52,7 @@ def beat_once(hostname: str, hw: inventory.Inventory, concurrency: int) -> None:
 
 def _cache_stats() -> dict:
     """Its cache of the bucket's outputs: what it holds and how often a node found its inputs there."""
-    return artifact_store.cache().stats() if artifact_store.is_remote() else {}
+    return artifact_store.cache().stats(recent=routing.CACHE_KEYS_REPORTED) if artifact_store.is_remote() else {}
 
 
 def heartbeat_loop(hostname: str, concurrency: int) -> None:

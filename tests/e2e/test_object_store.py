@@ -200,3 +200,26 @@ def test_a_2_x_1_job_on_two_workers_that_share_no_folder_keeps_every_ranks_log(t
     assert rank1.strip(), rank1
     got = owner_client.get(f"/api/runs/{run.pk}/nodes/toy/files/out/world.txt")
     assert b"".join(got.streaming_content) == b"2"
+
+
+def test_each_node_goes_to_the_worker_that_caches_its_inputs(two_cpu_machines, owner_client, users, transactional_db):
+    """Two idle workers of one target: every node after the first runs where its input already is
+    (by chance, six nodes on one worker of two: 1 in 32), and the other worker fetches nothing."""
+    ds = upload(owner_client, image_zip(per_class=8)).json()
+    chain = [node("data", "dataset", dataset=ds["id"]), node("convert", "convert_to_image_directory")] + [
+        node(f"split{i}", "split_image_directory", fraction=0.75) for i in range(4)]
+    links = [link("data", "convert", "dataset", "input_dataset"), link("convert", "split0", "image_directory", "image_directory")] + [
+        link(f"split{i - 1}", f"split{i}", "results_dataset1", "image_directory") for i in range(1, 4)]
+    run = runs.submit(users["owner"], pipeline(chain, links))
+    wait_for(run, 120, two_cpu_machines)
+    assert run.status == "completed", {nr.node_id: (nr.status, nr.error) for nr in run.nodes.all()}
+    where = {nr.node_id: nr.worker.hostname.split("@")[0] for nr in run.nodes.all()}
+    assert len(set(where.values())) == 1, where
+    idle = ({"one", "two"} - set(where.values())).pop()
+    deadline = time.monotonic() + patience(30)
+    while time.monotonic() < deadline:
+        caches = {w["hostname"].split("@")[0]: w["cache"] for w in owner_client.get("/api/compute").json()["workers"]}
+        if caches.get(idle) is not None and (caches.get(where["data"]) or {}).get("hits", 0) >= 5:
+            break
+        time.sleep(0.5)
+    assert caches[idle]["bytes_fetched"] == 0 and caches[where["data"]]["hits"] >= 5, caches

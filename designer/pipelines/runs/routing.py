@@ -11,13 +11,17 @@ worker has it, routing sends the node there."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Case, Q, When
+from django.db.models import Case, Count, F, OuterRef, Q, Subquery, When
+from django.db.models.functions import Coalesce
 from kombu.exceptions import OperationalError
 
 from designer.celery import RUN_NODE, app, host_queue, target_queue
+from designer.engine import statuses as st
+from designer.pipelines import artifact_store
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun, Run, Worker
+from designer.pipelines.runs import artifacts
 from designer.pipelines.runs.rungraph import run_graph
 from sdk.declarations import Machine, Module
 
@@ -127,7 +131,8 @@ def route_for(nr: NodeRun) -> dict:
     target = target_of(nr)
     anywhere = {"queue": target_queue(target)} if target else {}
     if n * p == 1 and only is None:
-        return anywhere
+        near = nearest(nr, target)
+        return {"queue": host_queue(near)} if near else anywhere
     fit = workers.live_workers(target)
     if n * p > 1:
         fit = fit.filter(Q(gpus__gte=p) | Q(gpus=0, cpus__gte=p))
@@ -137,6 +142,39 @@ def route_for(nr: NodeRun) -> dict:
                          units=Case(When(gpus__gt=0, then="gpus"), default="cpus"), cuda_failed=~Q(cuda_problem=""))
             .order_by("busy", "cuda_failed", "units", "hostname").values_list("hostname", flat=True).first())
     return {"queue": host_queue(best)} if best else anywhere
+
+
+CACHE_KEYS_REPORTED = 200  # the most recently used trees each worker's heartbeat lists
+
+
+def nearest(nr: NodeRun, target: str) -> str | None:
+    """With a bucket store: the live worker of `target` with a free slot that caches most of the
+    node's inputs (the worker that wrote an input keeps it; the others list theirs in their
+    heartbeat), or None (none caches any: any worker fetches them). A 5 GB dataset is then not
+    downloaded again by the next node, nor by the next trial of a sweep."""
+    if not artifact_store.is_remote():
+        return None
+    keys = artifacts.input_keys(nr)
+    if not keys:
+        return None
+    running = (NodeRun.objects.filter(status=st.RUNNING, worker=OuterRef("pk")).order_by()
+               .values("worker").annotate(n=Count("pk")).values("n"))
+    free = (workers.live_workers(target).filter(reserved_by__isnull=True)
+            .annotate(running=Coalesce(Subquery(running), 0)).filter(running__lt=F("concurrency")))
+    score: dict[str, int] = {}
+    for hostname, cache in free.values_list("hostname", "cache"):
+        listed = cache.get("keys") if isinstance(cache, dict) and isinstance(cache.get("keys"), dict) else {}
+        score[hostname] = sum(int(listed[k]) + 1 for k in keys if isinstance(listed.get(k), int))
+    # the worker that wrote an input has it (its heartbeat may not have said so yet)
+    made = [tuple(k.split("/")[:2]) for k in keys if k.split("/")[0].isdigit()]
+    if made and score:
+        where = Q()
+        for run_id, node_id in made:
+            where |= Q(run_id=int(run_id), node_id=node_id)
+        for hostname in NodeRun.objects.filter(where, worker__hostname__in=list(score)).values_list("worker__hostname", flat=True):
+            score[hostname] += 1
+    best = max(score.items(), key=lambda item: (item[1], item[0]), default=(None, 0))
+    return best[0] if best[1] > 0 else None
 
 
 def forward_if_unfit(nr: NodeRun, worker_name: str) -> bool:
