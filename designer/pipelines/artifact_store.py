@@ -5,21 +5,27 @@ One store object per process and setting (boto3's client is thread-safe and keep
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
+import yaml
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage
 
+from designer.engine import paths
 from designer.engine.artifact_cache import ArtifactCache
-from designer.engine.store import Store, StoreError
+from designer.engine.store import NotInStore, Store, StoreError, check_key
 from designer.engine.stores import open_store
+from sdk.layout import META_FILE
 
+META_MAX_BYTES = 1024 * 1024
 _lock = threading.RLock()  # (cache() opens the store while it holds it)
 _opened: dict[tuple, Store] = {}
 _caches: dict[tuple, ArtifactCache] = {}
@@ -39,14 +45,63 @@ def is_remote() -> bool:
     return get().local_root() is None
 
 
+def output_key(stored: str) -> str:
+    """The store key of a NodeRun's output as stored: a key, or an absolute path of an older row
+    (under ARTIFACT_ROOT); paths.OutsideFolder for anything else."""
+    if not isinstance(stored, str) or not stored:
+        raise paths.OutsideFolder(f"{stored!r:.80} names no output")
+    if stored.startswith("/"):
+        root = Path(settings.ARTIFACT_ROOT).resolve()
+        return paths.inside(root, stored).relative_to(root).as_posix()
+    try:
+        return check_key(stored)
+    except ValueError as e:
+        raise paths.OutsideFolder(str(e)) from None
+
+
+@contextlib.contextmanager
+def materialized(key: str) -> Iterator[Path]:
+    """The tree `key` as a folder here while the block runs: the store's own folder, or (a bucket)
+    a temporary copy downloaded whole, gone after the block. NotInStore when it is not complete."""
+    store = get()
+    root = store.local_root()
+    if root is not None:
+        folder = paths.inside(root, key)
+        if not folder.is_dir():
+            raise NotInStore(f"{store.describe()}: no folder {key!r}")
+        yield folder
+        return
+    manifest = store.manifest(key)
+    if manifest is None:
+        raise NotInStore(f"{store.describe()}: the artifact {key!r} is not in the store (never completed, or deleted)")
+    with tempfile.TemporaryDirectory(prefix="designer-tree-") as tmp:
+        store.download_tree(manifest, Path(tmp))
+        yield Path(tmp)
+
+
+def read_tree_meta(key: str) -> dict:
+    """The `_meta.yaml` of a tree ({} when there is none, or it cannot be read)."""
+    try:
+        raw = get().read_bytes(f"{check_key(key)}/{META_FILE}", META_MAX_BYTES)
+        doc = yaml.safe_load(raw.decode("utf-8"))
+    except (StoreError, ValueError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
 def not_in_a_bucket(what: str) -> str | None:
-    """Why `what` cannot be done on this deployment's store (a bucket: registered models, their
-    endpoints and uploaded components still live in a folder of the web app's), or None."""
+    """Why `what` cannot be done on this deployment's store (a bucket: uploaded components still
+    live in a folder of the web app's), or None."""
     if not is_remote():
         return None
     return (f"{what} is not available yet when artifacts live in a bucket ({get().describe()}): pipelines, their "
-            "datasets, outputs and logs are; register models and upload components on a deployment whose "
+            "datasets, outputs, logs and registered models are; upload components on a deployment whose "
             "ARTIFACT_STORE is a folder")
+
+
+def cache_trees() -> Path:
+    """Where a worker's cache keeps the store's trees: the same path on every worker."""
+    return Path(settings.WORKER_CACHE_DIR) / "trees"
 
 
 def cache() -> ArtifactCache:

@@ -25,6 +25,7 @@ import logging  # noqa: E402
 import socket  # noqa: E402
 import time  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 from django.conf import settings  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
@@ -34,6 +35,7 @@ from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
 from designer.engine import jsontext, paths  # noqa: E402
+from designer.pipelines import artifact_store  # noqa: E402
 from designer.serving import deployments, inputs, scripts  # noqa: E402
 from designer.serving.config import Endpoints, Poller, Row, Served  # noqa: E402
 from designer.serving.inputs import RequestError  # noqa: E402
@@ -60,18 +62,31 @@ class Server:
         self.runner = ThreadPoolExecutor(2, "serving-model")  # one call per Deployment at a time
         self.decoder = ThreadPoolExecutor(max(2, cores), "serving-decode")
         self.large = ThreadPoolExecutor(1, "serving-decode-large")  # requests of more than LARGE_PIXELS
+        self.holds, self.held = contextlib.ExitStack(), {}  # the versions fetched from a bucket store
         self.endpoints = Endpoints(self.load, ThreadPoolExecutor(1, "serving-load"))
         self.stats = Stats()
         self.poller = Poller(self.endpoints, settings.SERVING_POLL_SECONDS)
         self.flusher = Flusher(REPLICA, self.stats, self.endpoints.report, settings.SERVING_FLUSH_SECONDS)
 
     def load(self, row: Row) -> deployments.Deployment | scripts.ScriptDeployment:
+        root = self._root_of(row.folder)
         if row.script:
-            folder = paths.inside(settings.ARTIFACT_ROOT, row.folder)
+            folder = paths.inside(root, row.folder)
             return scripts.ScriptDeployment(row.name, row.version_id, row.serves, folder, row.script, row.script_name,
                                             self.script_limits, label=(row.model, row.version))
-        return deployments.load(row.version_id, settings.ARTIFACT_ROOT, row.folder, self.limits, self.runner,
+        return deployments.load(row.version_id, root, row.folder, self.limits, self.runner,
                                 label=(row.model, row.version))
+
+    def _root_of(self, folder: str) -> Path:
+        """Where a version's folder is read: the store's folder, or (a bucket) this machine's cache,
+        into which it is fetched once and held for as long as this process serves (an entry
+        script may read its model's files at any time)."""
+        root = artifact_store.get().local_root()
+        if root is not None:
+            return root
+        if folder not in self.held:
+            self.held[folder] = self.holds.enter_context(artifact_store.cache().hold([folder]))
+        return artifact_store.cache_trees()
 
     def start(self):
         self.poller.poll()  # the endpoints known before the first request

@@ -81,12 +81,7 @@ def test_a_cache_too_small_for_an_input_fails_the_node_naming_the_setting(on_buc
     assert data.status == "failed" and "WORKER_CACHE_MB" in data.error and "cannot hold" in data.error, data.error
 
 
-def test_registering_a_model_and_uploading_a_component_say_they_need_a_folder_store(on_bucket, owner_client, users):
-    ds = upload(owner_client, image_zip()).json()
-    run = runs.submit(users["owner"], pets_pipeline(ds["id"]), inline=True)
-    answer = owner_client.post("/api/models", {"run": run.pk, "node": "split", "name": "pets"}, content_type="application/json")
-    assert answer.status_code == 409
-    assert "Registering a model is not available yet when artifacts live in a bucket" in answer.json()["error"]
+def test_uploading_a_component_says_it_needs_a_folder_store(on_bucket, owner_client, users):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     may_add_components(users["owner"])

@@ -13,7 +13,6 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from designer.engine import graph, paths
@@ -100,7 +99,7 @@ def stored_path(ds: Dataset) -> Path:
     """The dataset's file where a node reads it: in the store's folder, or (a bucket) in a worker's
     cache, the same path on every worker; paths.OutsideFolder unless it is in its owner's dataset folder."""
     root = artifact_store.get().local_root()
-    base = root if root is not None else Path(settings.WORKER_CACHE_DIR) / "trees"
+    base = root if root is not None else artifact_store.cache_trees()
     return paths.dataset_file(base, ds.owner_id, ds.file.name)
 
 

@@ -14,7 +14,8 @@ from django.http import HttpResponse, JsonResponse
 
 from designer.engine import paths
 from designer.engine import statuses as st
-from designer.pipelines import downloads
+from designer.engine.store import NotInStore, StoreError
+from designer.pipelines import artifact_store, downloads
 from designer.pipelines.models import Dataset, ModelVersion, RegisteredModel
 from designer.pipelines.openapi import ANY, BOOL, DOWNLOAD, INT, STR, TIME, Op, arr, maybe, named, obj
 from designer.pipelines.registry import service as registry
@@ -151,16 +152,17 @@ def version_detail(request, name: str, version: int):
 
 
 @api("GET", doc={"GET": Op(
-    "Download a version's folder as one .tar.gz", DOWNLOAD, content="application/gzip", errors=(409, 410),
+    "Download a version's folder as one .tar.gz", DOWNLOAD, content="application/gzip", errors=(409, 410, 503),
     description="409 while it is still being packaged, 410 when its files are gone from the artifact store.")})
 def version_download(request, name: str, version: int):
     v = _version(request, name, version)
-    try:
-        folder = registry.folder_of(v)
-    except paths.OutsideFolder:  # a record naming a folder outside the store's models/: not served
-        folder = None
-    if folder is None or not folder.is_dir():
-        raise BadRequest(f"the files of {v} are gone from the artifact store", status=410)
     if v.status == st.PREPARING:
         raise BadRequest(f"{v} is still being packaged (torch.export and ONNX): download it in a moment", status=409)
-    return downloads.model_archive(request, folder, f"{name}-{v.version}")  # from disk, never built in memory
+    try:
+        # from the store's folder (with a bucket: downloaded first), never built in memory
+        with artifact_store.materialized(registry.key_of(v)) as folder:
+            return downloads.model_archive(request, folder, f"{name}-{v.version}")
+    except (paths.OutsideFolder, NotInStore):  # a record naming a folder outside the store's models/, or files gone
+        raise BadRequest(f"the files of {v} are gone from the artifact store", status=410)
+    except StoreError as e:
+        raise BadRequest(f"the artifact store cannot be read now: {e}", status=503)

@@ -14,12 +14,14 @@ datasets.bind is for files: it runs at submit and only ever finds the run owner'
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import shutil
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -27,6 +29,7 @@ from django.utils import timezone
 from designer.celery import PREPARE_VERSION, app
 from designer.engine import graph, jsontext, paths
 from designer.engine import statuses as st
+from designer.engine.store import StoreError, check_key
 from designer.pipelines import artifact_store
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import ModelVersion, NodeRun, RegisteredModel, Run
@@ -41,6 +44,7 @@ SOURCES = {TRAIN_KIND: "trained_model", EXPORT_KIND: "onnx_model"}  # module kin
 NAME_RULE = "1 to 100 letters, digits, '_', '-' or '.', starting with a letter or digit"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")  # NAME_RULE in words
 RESEND_AFTER = timedelta(minutes=2)  # a packaging message not picked up by then is sent again
+log = logging.getLogger(__name__)
 RECLAIM_AFTER = timedelta(minutes=30)  # a packaging that started and never ended (its worker died)
 
 
@@ -75,8 +79,6 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None, out
     RegistryError (naming the node and why) for anything but a completed model output. A trained
     ModelDirectory is packaged on a worker (send_prepare); a folder in a format of its own is
     ready at once (an entry script serves it)."""
-    if why := artifact_store.not_in_a_bucket("Registering a model"):
-        raise RegistryError(why, status=409)
     name, tags = check_name(name), check_tags(tags)
     if not isinstance(description, str):
         raise RegistryError("description must be text")
@@ -87,30 +89,37 @@ def register(owner, run_id, node_id, name, description: str = "", tags=None, out
     run = Run.objects.filter(pk=run_id, owner=owner).first()
     if run is None:
         raise RegistryError(f"you have no run {run_id!r}", status=404)
-    model_dir, onnx_dir, source = _sources(run, node_id, output or None)
-    fmt = custom_model.DESIGNER if onnx_dir is not None else custom_model.format_of(model_dir)
-    info = model_format.read_info(model_dir) if fmt == custom_model.DESIGNER else {}
-    with transaction.atomic():
-        registered, _ = RegisteredModel.objects.get_or_create(owner=owner, name=name)
-        registered = RegisteredModel.objects.select_for_update().get(pk=registered.pk)  # numbers one at a time
-        number = max(registered.last_version, registered.versions.aggregate(n=Max("version"))["n"] or 0) + 1
-        folder = paths.model_version_dir(settings.ARTIFACT_ROOT, owner.id, registered.id, number)
-        try:
-            _copy(model_dir, onnx_dir, folder)
-            ready = {} if fmt == custom_model.DESIGNER else {"status": st.READY}  # nothing to package
-            version = ModelVersion.objects.create(
-                model=registered, version=number, description=description[:5000], tags=tags,
-                folder=str(folder.relative_to(Path(settings.ARTIFACT_ROOT).resolve())), format=fmt,
-                has_onnx=onnx_dir is not None or custom_model.image_onnx(folder), **ready,
-                size=_size(folder), run=run, pipeline=run.pipeline, node_id=node_id,
-                lineage=lineage.of(run, source, info))
-        except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
-        registered.last_version = number
-        registered.save(update_fields=["last_version", "updated_at"])
-        if fmt == custom_model.DESIGNER:
-            transaction.on_commit(lambda: send_prepare(version.id))
+    with contextlib.ExitStack() as here:  # (with a bucket: the model's folders downloaded for the copy)
+        model_dir, onnx_dir, source = _sources(run, node_id, output or None, here)
+        fmt = custom_model.DESIGNER if onnx_dir is not None else custom_model.format_of(model_dir)
+        info = model_format.read_info(model_dir) if fmt == custom_model.DESIGNER else {}
+        with transaction.atomic():
+            registered, _ = RegisteredModel.objects.get_or_create(owner=owner, name=name)
+            registered = RegisteredModel.objects.select_for_update().get(pk=registered.pk)  # numbers one at a time
+            number = max(registered.last_version, registered.versions.aggregate(n=Max("version"))["n"] or 0) + 1
+            key = paths.model_version_dir("/", owner.id, registered.id, number).relative_to(Path("/").resolve()).as_posix()
+            root = artifact_store.get().local_root()
+            folder = paths.inside(root, key) if root is not None else Path(here.enter_context(tempfile.TemporaryDirectory()), "v")
+            try:
+                _copy(model_dir, onnx_dir, folder)
+                if root is None:
+                    artifact_store.get().upload_tree(key, folder)  # before its row commits: never a row without files
+                ready = {} if fmt == custom_model.DESIGNER else {"status": st.READY}  # nothing to package
+                version = ModelVersion.objects.create(
+                    model=registered, version=number, description=description[:5000], tags=tags,
+                    folder=key, format=fmt,
+                    has_onnx=onnx_dir is not None or custom_model.image_onnx(folder), **ready,
+                    size=_size(folder), run=run, pipeline=run.pipeline, node_id=node_id,
+                    lineage=lineage.of(run, source, info))
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                if root is None:
+                    artifact_store.get().delete_prefix(key)
+                raise
+            registered.last_version = number
+            registered.save(update_fields=["last_version", "updated_at"])
+            if fmt == custom_model.DESIGNER:
+                transaction.on_commit(lambda: send_prepare(version.id))
     return version
 
 
@@ -121,8 +130,9 @@ def _is_id(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
-def _sources(run: Run, node_id, port: str | None = None) -> tuple[Path, Path | None, dict]:
-    """(model folder, ONNX folder or None, the snapshot node) of a completed model output."""
+def _sources(run: Run, node_id, port: str | None, here: contextlib.ExitStack) -> tuple[Path, Path | None, dict]:
+    """(model folder, ONNX folder or None, the snapshot node) of a completed model output (with a
+    bucket, downloaded for as long as `here` lasts)."""
     node = next((n for n in run.snapshot.get("nodes", []) if n.get("id") == node_id), None)
     if node is None:
         raise RegistryError(f"run {run.id} has no node {node_id!r}")
@@ -131,17 +141,17 @@ def _sources(run: Run, node_id, port: str | None = None) -> tuple[Path, Path | N
         module = get_catalogue(run.owner_id).for_node(node)
         if module is not None and module.component is None:  # a built-in module other than Train and Export
             raise RegistryError(f"{label} ({node_id}) outputs no model: {NO_MODEL}")
-        return _declared_model(run, node_id, label, port), None, node
+        return _declared_model(run, node_id, label, port, here), None, node
     if port not in (None, SOURCES[node["kind"]]):
         raise RegistryError(f"{label} ({node_id}) has no output {port[:80]!r}: its model is {SOURCES[node['kind']]!r}")
-    output = _completed_output(run, node_id, label, SOURCES[node["kind"]])
+    output = _completed_output(run, node_id, label, SOURCES[node["kind"]], here)
     if node["kind"] == TRAIN_KIND:
         return output, None, node
     # Export to ONNX: its ONNX graph, and the trained model it exported (its input) for the canvas and torch
     upstream, port = graph.inputs_of(run.snapshot, node_id).get("trained_model", (None, None))
     if upstream is None:
         raise RegistryError(f"{label} ({node_id}) has no trained model input in run {run.id}")
-    model_dir = _completed_output(run, upstream, f"the trained model of {label}", port)
+    model_dir = _completed_output(run, upstream, f"the trained model of {label}", port, here)
     source = next(n for n in run.snapshot["nodes"] if n["id"] == upstream)
     return model_dir, output, source
 
@@ -150,7 +160,7 @@ NO_MODEL = ("register the output of Train PyTorch Model or Export to ONNX, or a 
             "as a model (type: custom_model, mlflow_model, ModelDirectory or OnnxModel in its component file)")
 
 
-def _declared_model(run: Run, node_id: str, label: str, port: str | None) -> Path:
+def _declared_model(run: Run, node_id: str, label: str, port: str | None, here: contextlib.ExitStack) -> Path:
     """The folder of a node's output declared as a model (a component's): `port`, or its only one."""
     outputs = _completed(run, node_id, label).outputs or {}
     models = [p for p, stored in outputs.items() if _type_of(stored) in custom_model.MODEL_TYPES]
@@ -165,15 +175,14 @@ def _declared_model(run: Run, node_id: str, label: str, port: str | None) -> Pat
     if port not in models:
         raise RegistryError(f"the output {port!r} of {label} ({node_id}) is a {_type_of(outputs[port]) or 'folder'}, "
                             f"not a model: {NO_MODEL}")
-    return _completed_output(run, node_id, label, port, _type_of(outputs[port]))
+    return _completed_output(run, node_id, label, port, here, _type_of(outputs[port]))
 
 
 def _type_of(stored) -> str:
     try:
-        folder = paths.inside(settings.ARTIFACT_ROOT, stored) if isinstance(stored, str) and stored else None
+        return str(artifact_store.read_tree_meta(artifact_store.output_key(stored)).get("type", ""))
     except paths.OutsideFolder:
         return ""
-    return str((read_meta(folder) or {}).get("type", "")) if folder is not None and folder.is_dir() else ""
 
 
 def _completed(run: Run, node_id: str, label: str) -> NodeRun:
@@ -185,11 +194,12 @@ def _completed(run: Run, node_id: str, label: str) -> NodeRun:
     return nr
 
 
-def _completed_output(run: Run, node_id: str, label: str, port: str, expected: str | None = None) -> Path:
+def _completed_output(run: Run, node_id: str, label: str, port: str, here: contextlib.ExitStack,
+                      expected: str | None = None) -> Path:
     stored = (_completed(run, node_id, label).outputs or {}).get(port)
     try:
-        folder = paths.inside(settings.ARTIFACT_ROOT, stored) if stored else None
-    except paths.OutsideFolder:
+        folder = here.enter_context(artifact_store.materialized(artifact_store.output_key(stored)))
+    except (paths.OutsideFolder, StoreError):
         folder = None
     if folder is None or not folder.is_dir():
         raise RegistryError(f"the output of {label} ({node_id}) in run {run.id} is gone from the artifact store: "
@@ -214,7 +224,19 @@ def _size(folder: Path) -> int:
 
 
 def folder_of(version: ModelVersion) -> Path:
-    return paths.model_version_folder(settings.ARTIFACT_ROOT, version.folder)
+    """Where a node reads the version: in the store's folder, or (a bucket) in a worker's cache,
+    the same path on every worker (runs.artifacts.input_keys fetches it before the node starts)."""
+    root = artifact_store.get().local_root()
+    return paths.model_version_folder(root if root is not None else artifact_store.cache_trees(), key_of(version))
+
+
+def key_of(version: ModelVersion) -> str:
+    """The version's tree in the store; paths.OutsideFolder for a record naming anything but models/."""
+    paths.model_version_folder("/", version.folder)
+    try:
+        return check_key(version.folder)
+    except ValueError as e:
+        raise paths.OutsideFolder(str(e)) from None
 
 
 # --------------------------------------------------------------------------- packaging (on a worker)
@@ -246,12 +268,16 @@ def prepare(version_id: int, package) -> None:
         return  # done, or another worker is on it
     version = ModelVersion.objects.get(pk=version_id)
     try:
-        folder = folder_of(version)
-        result = package(folder)
+        # with a bucket: the version downloaded, packaged here, and kept again whole (manifest last)
+        with artifact_store.materialized(key_of(version)) as folder:
+            result = package(folder)
+            if artifact_store.is_remote():
+                artifact_store.get().upload_tree(key_of(version), folder)
+            size = _size(folder)
     except Exception as e:  # a message the user can act on, on the models page
         ModelVersion.objects.filter(pk=version_id).update(status=st.FAILED, error=f"packaging failed: {e}")
         return
-    ModelVersion.objects.filter(pk=version_id).update(status=st.READY, error="", size=_size(folder),
+    ModelVersion.objects.filter(pk=version_id).update(status=st.READY, error="", size=size,
                                                       has_onnx=bool(result.get("has_onnx", True)))
 
 
@@ -279,14 +305,25 @@ def delete_version(version: ModelVersion) -> None:
             names = ", ".join(repr(n) for n in serving)
             raise RegistryError(f"{version} is served by endpoint {names}: switch or delete the endpoint first", status=409)
         try:
-            folder = folder_of(version)
+            key = key_of(version)
         except paths.OutsideFolder:
-            folder = None  # not ours to remove: forget the record only
+            key = None  # not ours to remove: forget the record only
         version.delete()
-        if folder is not None:
-            transaction.on_commit(lambda: shutil.rmtree(folder, ignore_errors=True))
+        if key is not None:
+            transaction.on_commit(lambda: _remove(key))
     # the name stays, with its numbering, until it has no version left
     RegisteredModel.objects.filter(pk=version.model_id, versions__isnull=True).delete()
+
+
+def _remove(key: str) -> None:
+    store = artifact_store.get()
+    if store.local_root() is not None:
+        shutil.rmtree(paths.inside(store.local_root(), key), ignore_errors=True)
+        return
+    try:
+        store.delete_prefix(key)
+    except StoreError as e:  # the store is away: its files stay, no record names them
+        log.warning("could not remove %s from the store: %s", key, e)
 
 
 # --------------------------------------------------------------------------- binding at submit

@@ -273,7 +273,7 @@ def _logs(nr) -> list[dict]:
 
 
 @api("GET", doc={"GET": Op("A chunk of a node's log from a byte offset (the live tail): pass `next_offset` back as `offset`", s.LOG,
-                          query={"file": STR, "offset": INT})})
+                          query={"file": STR, "offset": INT}, errors=(503,))})
 def node_log(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     names = layout.log_order([f["path"] for f in _logs(nr)])
@@ -286,7 +286,7 @@ def node_log(request, pk, node_id):
                          "next_offset": chunk.next_offset, "size": chunk.size, "status": nr.status, "error": nr.error})
 
 
-@api("GET", doc={"GET": Op("A node's output files and logs, the values it ran with and the devices it trained on", s.FILES)})
+@api("GET", doc={"GET": Op("A node's output files and logs, the values it ran with and the devices it trained on", s.FILES, errors=(503,))})
 def node_files(request, pk, node_id):
     nr = drafts.node_run(request.user, pk, node_id)
     node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == node_id), {})
@@ -299,7 +299,7 @@ def node_files(request, pk, node_id):
 
 
 @api("GET", doc={"GET": Op("Download one file of a node's output (area: the output's port) or of its logs (area: logs)", DOWNLOAD,
-                          content="application/octet-stream")})
+                          content="application/octet-stream", errors=(503,))})
 def node_file_download(request, pk, node_id, area, path):
     """Streamed from the store a piece at a time (the web process holds one piece of it)."""
     nr = drafts.node_run(request.user, pk, node_id)

@@ -23,6 +23,7 @@ from django.conf import settings
 from designer.engine import paths
 from designer.engine.store import NotInStore, StoreError, check_key
 from designer.pipelines import artifact_store
+from designer.pipelines.artifact_store import output_key
 from designer.pipelines.models import NodeRun
 from designer.pipelines.runs.rungraph import run_graph
 from sdk import layout
@@ -54,21 +55,6 @@ def node_key(run_id: int, node_id: str) -> str:
 
 def logs_dir(run_id: int, node_id: str) -> Path:
     return paths.logs_dir(node_dir(run_id, node_id))
-
-
-def output_key(stored: str) -> str:
-    """The store key of a NodeRun's output as stored: a key, or an absolute path of an older row
-    (under ARTIFACT_ROOT); paths.OutsideFolder for anything else."""
-    if not isinstance(stored, str) or not stored:
-        raise paths.OutsideFolder(f"{stored!r:.80} names no output")
-    if stored.startswith("/"):
-        root = Path(settings.ARTIFACT_ROOT).resolve()
-        path = paths.inside(root, stored)
-        return path.relative_to(root).as_posix()
-    try:
-        return check_key(stored)
-    except ValueError as e:
-        raise paths.OutsideFolder(str(e)) from None
 
 
 def local_output(stored: str) -> Path | None:
@@ -124,15 +110,18 @@ def keep_outputs(run_id: int, node_id: str, outputs: dict[str, str], held: dict[
 
 
 def input_keys(nr) -> list[str]:
-    """The store's trees a node reads: its parents' outputs, and a Dataset node's stored upload."""
+    """The store's trees a node reads: its parents' outputs, a Dataset node's stored upload, a
+    Registered model node's version."""
     g = run_graph(nr.run)
     upstream = {x.node_id: x for x in NodeRun.objects.filter(run_id=nr.run_id, node_id__in=g.parents[nr.node_id]).order_by()}
     keys = [output_key(upstream[up].outputs[out]) for up, out in g.inputs[nr.node_id].values()]
-    stored = g.nodes[nr.node_id].get("parameters", {}).get("stored_file")
-    if isinstance(stored, str) and stored:
-        key = store_key_of_path(stored)
-        if key and "/" in key:
-            keys.append(key.rsplit("/", 1)[0])  # an upload is a tree of one file
+    params = g.nodes[nr.node_id].get("parameters", {})
+    stored = params.get("stored_file")  # a Dataset node's upload: a tree of one file
+    if isinstance(stored, str) and stored and (key := store_key_of_path(stored)) and "/" in key:
+        keys.append(key.rsplit("/", 1)[0])
+    stored = params.get("stored_folder")  # a Registered model node's version
+    if isinstance(stored, str) and stored and (key := store_key_of_path(stored)):
+        keys.append(key)
     return keys
 
 
@@ -288,7 +277,7 @@ def store_key_of_path(path: str) -> str | None:
     worker's cache (the same path on every worker); None for any other path."""
     store = artifact_store.get()
     root = store.local_root()
-    base = root if root is not None else Path(settings.WORKER_CACHE_DIR) / "trees"
+    base = root if root is not None else artifact_store.cache_trees()
     try:
         resolved = Path(os.path.normpath(path))
         if not resolved.is_absolute() or not resolved.is_relative_to(base):
