@@ -39,6 +39,9 @@ BUDGETS: dict[str, tuple[int, str]] = {
     "tests/training/test_finetune.py": (360, "fine-tuning real models"),
     "tests/e2e/test_registry_pages.py": (360, "a training, its packaging on a worker and a serving process, in the browser"),
     "tests/e2e/test_digits_by_drag_and_drop.py": (360, "a digits pipeline built by drag and drop, then trained"),
+    "tests/e2e/test_object_store.py": (360, "two workers in mount namespaces of their own on a bucket, started twice: "
+                                            "a pipeline across them, a 2 x 1 job, placement by locality"),
+    "tests/store/test_registry_on_a_bucket.py": (300, "a digits training, its packaging and a serving process, on a bucket"),
 }
 
 

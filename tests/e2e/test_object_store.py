@@ -26,7 +26,7 @@ from tests.machine import patience
 from tests.pipes import link, node, pipeline
 from tests.production import SECRET_KEY
 from tests.s3server import s3_server  # noqa: F401 - a fixture
-from tests.workers import CeleryWorker, stop_all
+from tests.workers import CeleryWorker, registered, stop_all
 
 pytestmark = [
     pytest.mark.production,
@@ -53,11 +53,16 @@ def isolated_worker(name: str, target: str, store_env: dict) -> CeleryWorker:
     return CeleryWorker(name, 1, log_dir=TEST_DATA, extra_env=env, args=args)
 
 
+@pytest.fixture(scope="module")
+def bucket_env(s3_server):  # noqa: F811 - the fixture
+    """A prefix of the bucket for the module's workers and tests."""
+    return s3_server.env(prefix=s3_server.new_prefix())
+
+
 @pytest.fixture
-def bucket_settings(s3_server, settings, tmp_path):  # noqa: F811 - the fixture
+def bucket_settings(bucket_env, settings, tmp_path):
     """This process (the web app) on the bucket, with no artifact folder at all."""
-    prefix = s3_server.new_prefix()
-    env = s3_server.env(prefix=prefix)
+    env = bucket_env
     settings.ARTIFACT_STORE = env["ARTIFACT_STORE"]
     settings.ARTIFACT_STORE_ENDPOINT_URL = env["ARTIFACT_STORE_ENDPOINT_URL"]
     settings.ARTIFACT_ROOT = tmp_path / "not-an-artifact-folder"
@@ -172,10 +177,11 @@ def test_a_worker_killed_during_an_upload_leaves_nothing_readable(bucket_setting
     assert NodeRun.objects.count() == 0
 
 
-@pytest.fixture
-def two_cpu_machines(bucket_settings, django_db_blocker):
-    """Two isolated workers of one compute target (a distributed node's nodes run on one target)."""
-    workers = [isolated_worker("one", "", bucket_settings), isolated_worker("two", "", bucket_settings)]
+@pytest.fixture(scope="module")
+def two_cpu_workers(bucket_env, django_db_setup, django_db_blocker):
+    """Two isolated workers of one compute target (a distributed node's nodes run on one target),
+    for the tests of the module that need them."""
+    workers = [isolated_worker("one", "", bucket_env), isolated_worker("two", "", bucket_env)]
     try:
         with django_db_blocker.unblock():
             for w in workers:
@@ -183,6 +189,12 @@ def two_cpu_machines(bucket_settings, django_db_blocker):
         yield workers
     finally:
         stop_all(workers)
+
+
+@pytest.fixture
+def two_cpu_machines(two_cpu_workers, bucket_settings, transactional_db):
+    """Both registered (a test's database flush removes their rows until their next beat)."""
+    return registered(two_cpu_workers, timeout=patience(30))
 
 
 def test_a_2_x_1_job_on_two_workers_that_share_no_folder_keeps_every_ranks_log(two_cpu_machines, owner_client, users,
