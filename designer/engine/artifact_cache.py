@@ -44,6 +44,10 @@ class ArtifactCache:
         self.state = self.root / ".state"
         self.max_bytes = int(max_bytes)
         self.setting = setting
+        self._folders()
+
+    def _folders(self) -> None:
+        """Its folders (again, when a cleaner or an operator removed them: a cold cache)."""
         for d in (self.trees, self.state / "holds", self.state / "incoming", self.state / "keys"):
             d.mkdir(parents=True, exist_ok=True)
 
@@ -90,6 +94,7 @@ class ArtifactCache:
     def hold(self, keys):
         """Fetch every tree of `keys` (and the trees they refer to) unless cached; yield
         {key: local folder}; none of them is evicted until the block ends."""
+        self._folders()
         holder = self.state / "holds" / f"{os.getpid()}-{next(_counter)}-{uuid.uuid4().hex[:6]}"
         wanted: list[str] = []
         holder.write_text(json.dumps(wanted))

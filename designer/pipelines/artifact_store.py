@@ -89,14 +89,16 @@ def read_tree_meta(key: str) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
-def not_in_a_bucket(what: str) -> str | None:
-    """Why `what` cannot be done on this deployment's store (a bucket: uploaded components still
-    live in a folder of the web app's), or None."""
-    if not is_remote():
-        return None
-    return (f"{what} is not available yet when artifacts live in a bucket ({get().describe()}): pipelines, their "
-            "datasets, outputs, logs and registered models are; upload components on a deployment whose "
-            "ARTIFACT_STORE is a folder")
+@contextlib.contextmanager
+def held(key: str) -> Iterator[Path]:
+    """The tree `key` readable here while the block runs: the store's own folder, or (a bucket) in
+    this machine's cache (fetched unless there, never evicted meanwhile)."""
+    root = get().local_root()
+    if root is not None:
+        yield paths.inside(root, key)
+        return
+    with cache().hold([key]) as found:
+        yield found[key]
 
 
 def cache_trees() -> Path:

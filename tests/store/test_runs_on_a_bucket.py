@@ -81,9 +81,30 @@ def test_a_cache_too_small_for_an_input_fails_the_node_naming_the_setting(on_buc
     assert data.status == "failed" and "WORKER_CACHE_MB" in data.error and "cannot hold" in data.error, data.error
 
 
-def test_uploading_a_component_says_it_needs_a_folder_store(on_bucket, owner_client, users):
+def test_an_uploaded_component_runs_from_the_bucket(on_bucket, owner_client, users):
+    """Uploaded into the bucket, read from this machine's cache, run with its code fetched again
+    after the cache was wiped (another worker)."""
+    import io
+    import zipfile
+
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    from designer.pipelines import artifact_store
+    from tests.pipes import node, pipeline
+
     may_add_components(users["owner"])
-    answer = owner_client.post("/api/components", {"file": SimpleUploadedFile("component.yaml", b"kind: x\n")})
-    assert answer.status_code == 400 and "Uploading a component is not available yet" in answer.json()["error"]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("echo/component.yaml", "kind: echo_value\nlabel: Echo value\nversion: 1\n"
+                   "outputs:\n  out: {type: AnyDirectory}\n"
+                   "command: python write.py ${{outputs.out}}\n")
+        z.writestr("echo/write.py", "import pathlib, sys\npathlib.Path(sys.argv[1], 'value.txt').write_text('from the bucket')\n")
+    answer = owner_client.post("/api/components", {"file": SimpleUploadedFile("echo.zip", buf.getvalue())})
+    assert answer.status_code == 201, answer.json()
+    assert not on_bucket.ARTIFACT_ROOT.exists()
+    shutil.rmtree(on_bucket.WORKER_CACHE_DIR)  # the worker has never seen it
+    run = runs.submit(users["owner"], pipeline([node("echo", "echo_value")], []), inline=True)
+    run.refresh_from_db()
+    assert run.status == "completed", statuses(run)
+    with artifact_store.materialized(run.nodes.get().outputs["out"]) as out:
+        assert (out / "value.txt").read_text() == "from the bucket"

@@ -15,6 +15,7 @@ row and renames the staging folder to the version's folder. A refusal leaves no 
 """
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from django.db import IntegrityError, transaction
 from designer import limits
 from designer.engine import paths
 from designer.engine import statuses as st
+from designer.engine.store import StoreError
 from designer.pipelines import artifact_store
 from designer.pipelines.catalogue import service as catalogue
 from designer.pipelines.models import Component, NodeRun
@@ -60,12 +62,12 @@ def store(owner, uploaded: list, names: list[str] | None = None) -> Component:
 
     `uploaded`: Django uploaded files (or any objects with .name and .chunks()); `names`: the
     path of each in its folder (a folder upload), the files' own names when absent."""
-    if why := artifact_store.not_in_a_bucket("Uploading a component"):
-        raise Refused(why)
     if not uploaded:
         raise Refused("send an archive of the component folder (.zip, .tar.gz, .tgz, .tar), its files, or its component.yaml")
-    owner_dir = paths.inside(settings.ARTIFACT_ROOT, paths.COMPONENTS_DIR, str(owner.id))
-    owner_dir.mkdir(parents=True, exist_ok=True)
+    root = artifact_store.get().local_root()  # with a bucket: unpacked in a temporary folder, then uploaded
+    owner_dir = paths.inside(root, paths.COMPONENTS_DIR, str(owner.id)) if root is not None else None
+    if owner_dir is not None:
+        owner_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".upload-", dir=owner_dir))
     try:
         shown = _unpack(uploaded, names, staging)
@@ -263,17 +265,24 @@ def _keep(owner, staging: Path, yaml_path: Path) -> Component:
                                                category=spec.category, folder="", file=rel.as_posix())
         except IntegrityError:  # the same version sent twice at once
             raise Refused(duplicate(spec.kind, spec.version)) from None
-        final = paths.component_dir(settings.ARTIFACT_ROOT, owner.id, row.id)
-        shutil.rmtree(final, ignore_errors=True)  # left by a row rolled back after its rename
-        staging.rename(final)
+        key = paths.component_dir("/", owner.id, row.id).relative_to(Path("/").resolve()).as_posix()
+        root = artifact_store.get().local_root()
+        if root is not None:
+            final = paths.inside(root, key)
+            shutil.rmtree(final, ignore_errors=True)  # left by a row rolled back after its rename
+            staging.rename(final)
+        else:  # a bucket: uploaded (its manifest last), read from this machine's cache as a worker reads it
+            artifact_store.get().upload_tree(key, staging)
+            final = artifact_store.cache_trees() / key
         try:
-            spec = component_file.load(final / rel)  # its files where they stay: the digest and origin see these
+            with artifact_store.held(key):
+                spec = component_file.load(final / rel)  # its files where they stay: the digest and origin see these
             row.digest = spec.digest()
             row.declaration = _component.component_module(spec, origin="uploaded").describe()
-            row.folder = final.relative_to(Path(settings.ARTIFACT_ROOT).resolve()).as_posix()
+            row.folder = key
             row.save(update_fields=["digest", "declaration", "folder"])
         except BaseException:
-            shutil.rmtree(final, ignore_errors=True)
+            _remove_files(key)
             raise
     return row
 
@@ -298,9 +307,18 @@ def remove(row: Component) -> None:
         raise Refused(f"version {row.version} of {row.kind} runs in run #{run.pk} '{run.name}' ({run.status}): "
                       f"delete the version once that run is over (or cancel it)", status=409)
     try:
-        folder = paths.component_folder(settings.ARTIFACT_ROOT, row.folder) if row.folder else None
+        key = row.folder if row.folder and paths.component_folder("/", row.folder) else None
     except paths.OutsideFolder:
-        folder = None  # not ours to remove: forget the record only
+        key = None  # not ours to remove: forget the record only
     row.delete()
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
+    if key is not None:
+        _remove_files(key)
+
+
+def _remove_files(key: str) -> None:
+    root = artifact_store.get().local_root()
+    if root is not None:
+        shutil.rmtree(paths.inside(root, key), ignore_errors=True)
+    else:
+        with contextlib.suppress(StoreError):  # the store is away: the files stay, no record names them
+            artifact_store.get().delete_prefix(key)

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core import checks
 
 from designer.engine import paths
+from designer.engine.store import StoreError
+from designer.pipelines import artifact_store
 from designer.pipelines.models.components import Component, may_run_components
 from modules import catalogue as module_catalogue
 from modules._component import component_module
@@ -101,8 +103,10 @@ def check_module_catalogue(app_configs=None, **kwargs):
 def _module_of(pk: int, folder: str, file: str, digest: str):
     """The module type of an uploaded component version (its files never change: read once)."""
     try:
-        spec = component.load(paths.inside(paths.component_folder(settings.ARTIFACT_ROOT, folder), file))
-    except (component.ComponentError, paths.OutsideFolder, OSError) as e:  # removed or damaged on disk
+        paths.component_folder("/", folder)  # under components/, or OutsideFolder
+        with artifact_store.held(folder) as where:  # (with a bucket: in this machine's cache, the same path on every worker)
+            spec = component.load(paths.inside(where, file))
+    except (component.ComponentError, paths.OutsideFolder, OSError, StoreError) as e:  # removed or damaged
         logger.warning("component %s cannot be loaded: %s", pk, e)
         return None
     return component_module(spec, origin="uploaded")

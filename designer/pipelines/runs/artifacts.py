@@ -109,7 +109,7 @@ def keep_outputs(run_id: int, node_id: str, outputs: dict[str, str], held: dict[
     return keys
 
 
-def input_keys(nr) -> list[str]:
+def input_keys(nr, module=None) -> list[str]:
     """The store's trees a node reads: its parents' outputs, a Dataset node's stored upload, a
     Registered model node's version."""
     g = run_graph(nr.run)
@@ -122,6 +122,9 @@ def input_keys(nr) -> list[str]:
     stored = params.get("stored_folder")  # a Registered model node's version
     if isinstance(stored, str) and stored and (key := store_key_of_path(stored)):
         keys.append(key)
+    spec = getattr(module, "component", None)  # an uploaded component's files (its command runs them)
+    if spec is not None and (key := store_key_of_path(str(spec.folder))) and key.startswith(f"{paths.COMPONENTS_DIR}/"):
+        keys.append("/".join(key.split("/")[:3]))  # components/<owner>/<id>: the upload's tree
     return keys
 
 

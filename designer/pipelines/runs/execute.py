@@ -85,7 +85,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
             # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
             folder = artifacts.node_dir(nr.run_id, nr.node_id)
             # its inputs here (with a bucket: fetched into this worker's cache, held while it runs)
-            with artifacts.LogSync(nr.run_id, nr.node_id), artifacts.fetched(artifacts.input_keys(nr)) as held:
+            with artifacts.LogSync(nr.run_id, nr.node_id), artifacts.fetched(artifacts.input_keys(nr, module)) as held:
                 written = executor.execute(module, node, _inputs(nr, held), folder,
                                            watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
                 # kept in the store before it counts as completed: a worker lost during the upload
