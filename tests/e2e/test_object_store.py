@@ -201,7 +201,16 @@ def test_a_2_x_1_job_on_two_workers_that_share_no_folder_keeps_every_ranks_log(t
                                                                                 transactional_db):
     from tests.runs.test_distributed import toy
 
-    run = runs.submit(users["owner"], toy(2, 1, steps=5))
+    run = runs.submit(users["owner"], toy(2, 1, steps=40, step_seconds=0.25))
+    # live: rank 1's lines (written on the other machine) reach the pane while the job runs
+    live, deadline = "", time.monotonic() + patience(90)
+    while time.monotonic() < deadline and "step 2:" not in live:
+        run.refresh_from_db()
+        assert run.status not in st.TERMINAL, f"the job ended before its log was seen: {live!r}"
+        answer = owner_client.get(f"/api/runs/{run.pk}/nodes/toy/log", {"file": "70_driver_log_1.txt"})
+        live = answer.json().get("text", "") if answer.status_code == 200 else ""
+        time.sleep(0.2)
+    assert "step 2:" in live and run.nodes.get().status == "running", live
     wait_for(run, 120, two_cpu_machines)
     nr = run.nodes.get()
     assert run.status == "completed", (nr.error, [w.log() for w in two_cpu_machines])
