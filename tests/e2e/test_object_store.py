@@ -22,14 +22,17 @@ from designer.pipelines.models import NodeRun
 from designer.pipelines.runs import service as runs
 from tests.conftest import TEST_DATA
 from tests.datasets.test_datasets_api import image_zip, upload
+from tests.e2e.conftest import shot_dir, sign_in
 from tests.machine import patience
 from tests.pipes import link, node, pipeline
 from tests.production import SECRET_KEY
 from tests.s3server import s3_server  # noqa: F401 - a fixture
-from tests.workers import CeleryWorker, registered, stop_all
+from tests.servers import Daphne
+from tests.workers import CeleryWorker, registered, stop_all, worker_database_url
 
 pytestmark = [
     pytest.mark.production,
+    pytest.mark.browser,
     pytest.mark.timeout(300),
     pytest.mark.skipif(not (settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
                             and settings.CELERY_BROKER_URL.startswith("redis")),
@@ -109,7 +112,7 @@ def wait_for(run, timeout: float, workers=()):
 
 
 def test_a_pipeline_on_two_workers_that_share_no_folder(two_machines, bucket_settings, owner_client, users,
-                                                        transactional_db, s3_server):  # noqa: F811
+                                                        transactional_db, s3_server, browser, request):  # noqa: F811
     ds = upload(owner_client, image_zip(per_class=4)).json()
     assert "id" in ds, ds
     assert not Path(settings.ARTIFACT_ROOT).exists()  # the upload went to the bucket
@@ -149,6 +152,26 @@ def test_a_pipeline_on_two_workers_that_share_no_folder(two_machines, bucket_set
     assert caches["right"]["hits"] >= 1 and caches["right"]["misses"] >= 1 and caches["right"]["bytes"] > 0, caches
     page = owner_client.get("/compute").content.decode()
     assert "found here" in page and "fetched" in page
+
+    # what the user sees, from a web app whose only artifact store is the bucket
+    web = Daphne({**os.environ, **bucket_settings, "DATABASE_URL": worker_database_url(), "DEBUG": "true",
+                  "ARTIFACT_ROOT": str(TEST_DATA / "no-such-folder")}, name="daphne-bucket").wait_ready()
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        sign_in(context, web, users["owner"])
+        page = context.new_page()
+        page.goto(f"{web.url}/compute")
+        page.wait_for_selector("td.cache")
+        assert "found here" in page.inner_text("table")
+        page.screenshot(path=str(shot_dir(request) / "compute.png"), full_page=True)
+        page.goto(f"{web.url}/runs/{run.pk}/nodes/apply/visualize")
+        page.wait_for_selector("img")
+        loaded = page.evaluate("Array.from(document.images).filter(i => i.complete && i.naturalWidth > 0).length")
+        assert loaded >= 1, page.content()[:2000]
+        page.screenshot(path=str(shot_dir(request) / "visualize.png"), full_page=True)
+    finally:
+        context.close()
+        web.stop()
 
     # the right machine fetched convert's output (and the dataset never): it read it from the bucket
     store_keys = {k for k, _ in _objects(s3_server, bucket_settings)}
