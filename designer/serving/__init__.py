@@ -14,8 +14,8 @@ Several replicas behind one address:
   - on one machine, `--replicas N` (or SERVING_REPLICAS): N processes accept on the same socket
     (uvicorn's workers), each with its own model copies and SERVING_THREADS (default: the cores
     shared among them);
-  - on several machines, run the same command on each (same DATABASE_URL and ARTIFACT_ROOT as the
-    web app and workers, a shared ARTIFACT_ROOT) behind any HTTP load balancer, and set
+  - on several machines, run the same command on each (same DATABASE_URL and ARTIFACT_STORE as the
+    web app and workers: a bucket, or a folder they all mount) behind any HTTP load balancer, and set
     SERVING_URL to the balancer's address for the web app (its endpoint pages and redirects).
     Replicas share nothing but the database: any of them may answer any request; health check
     GET /healthz.
