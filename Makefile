@@ -120,6 +120,7 @@ bench: deps chromium
 	$(PY) bench/sweep.py
 	$(PY) bench/serve.py
 	$(PY) bench/limits.py
+	$(PY) bench/store.py
 
 lint: deps
 	.venv/bin/ruff check .
