@@ -211,8 +211,8 @@ EVENT_POLL_SECONDS = env_float("EVENT_POLL_SECONDS", 0.5 if not CHANNEL_LAYER_UR
 ARTIFACT_ROOT = Path(env_str("ARTIFACT_ROOT", str(DATA_DIR / "artifacts")))
 ARTIFACT_STORE = env_str("ARTIFACT_STORE", "") or str(ARTIFACT_ROOT)
 if not (re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\0]*)?", ARTIFACT_STORE) or Path(ARTIFACT_STORE).is_absolute()):
-    raise ImproperlyConfigured(f"ARTIFACT_STORE={ARTIFACT_STORE[:120]!r} (or ARTIFACT_ROOT): expected an absolute folder or "
-                               "s3://bucket/prefix (a bucket: 3 to 63 lower-case letters, digits, '.' or '-')")
+    raise ImproperlyConfigured(f"{'ARTIFACT_STORE' if os.environ.get('ARTIFACT_STORE') else 'ARTIFACT_ROOT'}={ARTIFACT_STORE[:120]!r}: "
+                               "expected an absolute folder or s3://bucket/prefix (a bucket: 3 to 63 lower-case letters, digits, '.' or '-')")
 ARTIFACT_ROOT = ARTIFACT_ROOT if ARTIFACT_STORE.startswith("s3://") else Path(ARTIFACT_STORE)
 _endpoint = "ARTIFACT_STORE_ENDPOINT_URL" if os.environ.get("ARTIFACT_STORE_ENDPOINT_URL") else "AWS_ENDPOINT_URL"
 ARTIFACT_STORE_ENDPOINT_URL = env_url(_endpoint, "", ("http", "https")) if os.environ.get(_endpoint) else None

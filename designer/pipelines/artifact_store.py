@@ -32,8 +32,10 @@ _caches: dict[tuple, ArtifactCache] = {}
 
 
 def get() -> Store:
-    """The store that ARTIFACT_STORE names (a LocalStore at ARTIFACT_ROOT by default)."""
-    key = (settings.ARTIFACT_STORE, settings.ARTIFACT_STORE_ENDPOINT_URL)
+    """The store that ARTIFACT_STORE names: a bucket, or the folder ARTIFACT_ROOT (settings.py makes
+    the two one folder; read at each call, so that a test or a command may move it)."""
+    setting = settings.ARTIFACT_STORE if str(settings.ARTIFACT_STORE).startswith("s3://") else str(settings.ARTIFACT_ROOT)
+    key = (setting, settings.ARTIFACT_STORE_ENDPOINT_URL)
     with _lock:
         if key not in _opened:
             _opened[key] = open_store(*key)
@@ -108,7 +110,7 @@ def cache_trees() -> Path:
 
 def cache() -> ArtifactCache:
     """This worker's cache of the store's trees."""
-    key = (settings.ARTIFACT_STORE, str(settings.WORKER_CACHE_DIR), settings.WORKER_CACHE_MB)
+    key = (get().url, str(settings.WORKER_CACHE_DIR), settings.WORKER_CACHE_MB)
     with _lock:
         if key not in _caches:
             _caches[key] = ArtifactCache(get(), settings.WORKER_CACHE_DIR, int(settings.WORKER_CACHE_MB * 1024 * 1024))
