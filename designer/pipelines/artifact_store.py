@@ -92,15 +92,23 @@ def read_tree_meta(key: str) -> dict:
 
 
 @contextlib.contextmanager
-def held(key: str) -> Iterator[Path]:
-    """The tree `key` readable here while the block runs: the store's own folder, or (a bucket) in
-    this machine's cache (fetched unless there, never evicted meanwhile)."""
+def held(keys: list[str]) -> Iterator[dict[str, Path]]:
+    """{key: folder here} of every tree of `keys` (and of the trees they refer to) while the block
+    runs: the store's own folders, or (a bucket) this machine's cache, fetched unless there and
+    never evicted meanwhile."""
     root = get().local_root()
     if root is not None:
-        yield paths.inside(root, key)
+        yield {key: paths.inside(root, key) for key in keys}
         return
-    with cache().hold([key]) as found:
-        yield found[key]
+    with cache().hold(keys) as found:
+        yield found
+
+
+def trees_root() -> Path:
+    """Where a node finds the store's trees by path: the store's folder, or (a bucket) the cache's,
+    the same path on every machine (an image index, a dataset's or a model's path point there)."""
+    root = get().local_root()
+    return root if root is not None else cache_trees()
 
 
 def cache_trees() -> Path:

@@ -8,6 +8,7 @@ previewed from the other: every input crosses machines through the bucket (an Im
 index names its input's images, so the trees it refers to come along), logs reach the Outputs +
 logs pane while nodes run, the Visualize pane and its thumbnails, downloads and logs are served
 from the store."""
+import contextlib
 import os
 import shutil
 import sys
@@ -72,9 +73,10 @@ def bucket_settings(bucket_env, settings, tmp_path):
     return env
 
 
-@pytest.fixture
-def two_machines(bucket_settings, django_db_blocker):
-    workers = [isolated_worker("left", "left", bucket_settings), isolated_worker("right", "right", bucket_settings)]
+@contextlib.contextmanager
+def isolated_workers(names_and_targets, store_env: dict, django_db_blocker):
+    """Isolated workers, started and ready while the block runs, stopped after."""
+    workers = [isolated_worker(name, target, store_env) for name, target in names_and_targets]
     try:
         with django_db_blocker.unblock():
             for w in workers:
@@ -82,6 +84,13 @@ def two_machines(bucket_settings, django_db_blocker):
         yield workers
     finally:
         stop_all(workers)
+
+
+@pytest.fixture
+def two_machines(bucket_settings, django_db_blocker):
+    """Two isolated workers, each of a compute target of its own (a test places each node)."""
+    with isolated_workers([("left", "left"), ("right", "right")], bucket_settings, django_db_blocker) as workers:
+        yield workers
 
 
 def on(target: str, n: dict) -> dict:
@@ -204,14 +213,8 @@ def test_a_worker_killed_during_an_upload_leaves_nothing_readable(bucket_setting
 def two_cpu_workers(bucket_env, django_db_setup, django_db_blocker):
     """Two isolated workers of one compute target (a distributed node's nodes run on one target),
     for the tests of the module that need them."""
-    workers = [isolated_worker("one", "", bucket_env), isolated_worker("two", "", bucket_env)]
-    try:
-        with django_db_blocker.unblock():
-            for w in workers:
-                w.wait_ready(timeout=patience(60))
+    with isolated_workers([("one", ""), ("two", "")], bucket_env, django_db_blocker) as workers:
         yield workers
-    finally:
-        stop_all(workers)
 
 
 @pytest.fixture

@@ -275,7 +275,7 @@ def _keep(owner, staging: Path, yaml_path: Path) -> Component:
             artifact_store.get().upload_tree(key, staging)
             final = artifact_store.cache_trees() / key
         try:
-            with artifact_store.held(key):
+            with artifact_store.held([key]):
                 spec = component_file.load(final / rel)  # its files where they stay: the digest and origin see these
             row.digest = spec.digest()
             row.declaration = _component.component_module(spec, origin="uploaded").describe()

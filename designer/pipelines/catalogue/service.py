@@ -104,8 +104,8 @@ def _module_of(pk: int, folder: str, file: str, digest: str):
     """The module type of an uploaded component version (its files never change: read once)."""
     try:
         paths.component_folder("/", folder)  # under components/, or OutsideFolder
-        with artifact_store.held(folder) as where:  # (with a bucket: in this machine's cache, the same path on every worker)
-            spec = component.load(paths.inside(where, file))
+        with artifact_store.held([folder]) as where:  # (with a bucket: in this machine's cache, the same path on every worker)
+            spec = component.load(paths.inside(where[folder], file))
     except (component.ComponentError, paths.OutsideFolder, OSError, StoreError) as e:  # removed or damaged
         logger.warning("component %s cannot be loaded: %s", pk, e)
         return None

@@ -98,8 +98,7 @@ def store(owner, name: str, uploaded) -> Dataset:
 def stored_path(ds: Dataset) -> Path:
     """The dataset's file where a node reads it: in the store's folder, or (a bucket) in a worker's
     cache, the same path on every worker; paths.OutsideFolder unless it is in its owner's dataset folder."""
-    root = artifact_store.get().local_root()
-    base = root if root is not None else artifact_store.cache_trees()
+    base = artifact_store.trees_root()
     return paths.dataset_file(base, ds.owner_id, ds.file.name)
 
 

@@ -226,8 +226,7 @@ def _size(folder: Path) -> int:
 def folder_of(version: ModelVersion) -> Path:
     """Where a node reads the version: in the store's folder, or (a bucket) in a worker's cache,
     the same path on every worker (runs.artifacts.input_keys fetches it before the node starts)."""
-    root = artifact_store.get().local_root()
-    return paths.model_version_folder(root if root is not None else artifact_store.cache_trees(), key_of(version))
+    return paths.model_version_folder(artifact_store.trees_root(), key_of(version))
 
 
 def key_of(version: ModelVersion) -> str:

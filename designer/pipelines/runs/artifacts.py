@@ -27,7 +27,6 @@ from designer.pipelines.artifact_store import output_key
 from designer.pipelines.models import NodeRun
 from designer.pipelines.runs.rungraph import run_graph
 from sdk import layout
-from sdk.formats.meta import META_FILE, read_meta
 
 RANKS_DIR = ("work", "ranks")  # a distributed node's per-rank state files (supervision.rank)
 REF_SUFFIXES = {".csv", ".json", ".yaml", ".yml", ".txt", ".tsv"}
@@ -36,16 +35,10 @@ SMALL_FILE = 8 * 1024 * 1024  # a _meta.yaml read whole
 VIEW_BYTES = 256 * 1024 * 1024  # what the web app copies of an output to preview it (index, tables, meta)
 
 
-def _base() -> Path:
-    """Where node folders are: the store's folder, or (a bucket) this worker's cache."""
-    root = artifact_store.get().local_root()
-    return root if root is not None else artifact_store.cache().trees
-
-
 def node_dir(run_id: int, node_id: str) -> Path:
     """The node's folder, checked to be inside its run's folder (paths.OutsideFolder if not): in
     the store itself, or, with a bucket, in this worker's cache."""
-    return paths.node_dir(_base(), run_id, node_id)
+    return paths.node_dir(artifact_store.trees_root(), run_id, node_id)
 
 
 def node_key(run_id: int, node_id: str) -> str:
@@ -78,16 +71,7 @@ def exists(stored: str) -> bool:
 # ---------------------------------------------------------------- a worker running a node
 
 
-@contextlib.contextmanager
-def fetched(keys: list[str]) -> Iterator[dict[str, Path]]:
-    """{key: local folder} of every tree of `keys` (and of the trees they refer to) while the block
-    runs: the store's own folders, or this worker's cache, held so that nothing evicts them."""
-    root = artifact_store.get().local_root()
-    if root is not None:
-        yield {key: paths.inside(root, key) for key in keys}
-        return
-    with artifact_store.cache().hold(keys) as held:
-        yield held
+fetched = artifact_store.held  # {key: folder here} of a node's inputs while it runs
 
 
 def keep_outputs(run_id: int, node_id: str, outputs: dict[str, str], held: dict[str, Path]) -> dict[str, str]:
@@ -237,16 +221,10 @@ def file_key(base_key: str, rel: str) -> str:
 
 def read_output_meta(stored: str) -> dict:
     """An output's _meta.yaml ({} when it cannot be read)."""
-    folder = local_output(stored)
-    if folder is not None:
-        return read_meta(folder)
     try:
-        raw = artifact_store.get().read_bytes(f"{output_key(stored)}/{META_FILE}", SMALL_FILE)
-    except (StoreError, paths.OutsideFolder):
+        return artifact_store.read_tree_meta(output_key(stored))
+    except paths.OutsideFolder:
         return {}
-    with tempfile.TemporaryDirectory(prefix="designer-meta-") as tmp:
-        Path(tmp, META_FILE).write_bytes(raw)
-        return read_meta(tmp)
 
 
 @contextlib.contextmanager
@@ -278,9 +256,7 @@ def readable_output(stored: str) -> Iterator[Path]:
 def store_key_of_path(path: str) -> str | None:
     """The key of a file that an index names by an absolute path into the store's folder or a
     worker's cache (the same path on every worker); None for any other path."""
-    store = artifact_store.get()
-    root = store.local_root()
-    base = root if root is not None else artifact_store.cache_trees()
+    base = artifact_store.trees_root()
     try:
         resolved = Path(os.path.normpath(path))
         if not resolved.is_absolute() or not resolved.is_relative_to(base):
