@@ -202,10 +202,11 @@ def test_the_maintenance_process_alone_sends_a_refused_message_once_the_broker_i
         redis.start()
         queue = redis_client.Redis.from_url(redis.url)
         deadline = time.monotonic() + 30
-        while queue.llen("designer") == 0:  # what the maintenance process sent
+        # what the maintenance process sent, then recorded as sent (the row is written after the send)
+        while queue.llen("designer") == 0 or first.sent_at is None:
             assert time.monotonic() < deadline, api.call("GET", f"/api/runs/{run_id}")[1]
             time.sleep(0.2)
-        first.refresh_from_db()
+            first.refresh_from_db()
         assert first.send_error == "" and first.sent_at is not None and first.send_attempts == 1
         assert queue.llen("designer") == 1  # once: the next ticks do not send it again
         assert "Waiting for the message broker" not in api.call("GET", f"/api/runs/{run_id}")[1]["message"]

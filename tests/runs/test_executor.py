@@ -44,10 +44,15 @@ def test_a_chain_runs_on_a_worker(shared_worker, users):
     assert "Toy add (toy_add v1) starts" in log and "total 5" in log and "finished in" in log
 
 
-def test_independent_branches_run_at_the_same_time(shared_worker, users):
-    run = wait_for_run(runs.submit(users["owner"], two_branches(sleep=1.5)).id)
-    left, right = run.nodes.get(node_id="left"), run.nodes.get(node_id="right")
-    assert left.started_at < right.finished_at and right.started_at < left.finished_at
+def test_independent_branches_run_at_the_same_time(shared_worker, users, tmp_path):
+    hold = tmp_path / "hold"  # both branches wait for it: the run ends only if both were running at once
+    hold.touch()
+    run = runs.submit(users["owner"], two_branches(hold=str(hold), held=("left", "right")))
+    both = wait_for_run(run.id, until=lambda r: statuses(r)["left"] == statuses(r)["right"] == "running")
+    assert both.status == "running"
+    hold.unlink()
+    run = wait_for_run(run.id)
+    assert set(statuses(run).values()) == {"completed"} and value(run, "left2") == 12 and value(run, "right") == 15
 
 
 def test_a_failed_node_stops_its_downstream_while_other_branches_finish(shared_worker, users):
