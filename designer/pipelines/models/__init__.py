@@ -6,11 +6,11 @@ from designer.pipelines.models.datasets import Dataset, _dataset_storage, _datas
 from designer.pipelines.models.endpoints import Endpoint, EndpointError, EndpointStats, ServingReplica
 from designer.pipelines.models.pipelines import Pipeline
 from designer.pipelines.models.registry import ModelVersion, RegisteredModel
-from designer.pipelines.models.runs import Event, NodeLaunch, NodeRun, Run, VisibleRuns
+from designer.pipelines.models.runs import Event, NodeLaunch, NodeRun, Run, Source, VisibleRuns
 from designer.pipelines.models.sweeps import Sweep, Trial
 from designer.pipelines.models.tokens import ApiToken
 from designer.pipelines.models.workers import Lease, Worker
 
 __all__ = ["ApiToken", "Component", "Dataset", "Endpoint", "EndpointError", "EndpointStats", "Event", "Lease", "ModelVersion",
-           "NodeLaunch", "NodeRun", "Pipeline", "RegisteredModel", "Run", "ServingReplica", "Sweep", "Trial", "VisibleRuns",
+           "NodeLaunch", "NodeRun", "Pipeline", "RegisteredModel", "Run", "ServingReplica", "Source", "Sweep", "Trial", "VisibleRuns",
            "Worker", "_dataset_storage", "_dataset_upload_to"]

@@ -14,6 +14,17 @@ class VisibleRuns(models.Manager):
         return super().get_queryset().filter(deleted_at__isnull=True)
 
 
+class Source(models.TextChoices):
+    """Where a run or a sweep was submitted from: recorded by the product (the view, the command or
+    the sweep that submits it), never claimed by the client."""
+
+    PAGE = "page", "Page"  # the designer page (a signed-in browser's session)
+    API = "api", "API"  # a script, signed in by a personal API token
+    HEADLESS = "headless", "Headless"  # manage.py run_pipeline
+    SWEEP = "sweep", "Sweep trial"  # a trial of a sweep
+    UNKNOWN = "unknown", "Unknown"  # submitted before sources were recorded
+
+
 class Run(models.Model):
     STATUSES = statuses.choices(statuses.RUN_STATUSES)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs")
@@ -27,6 +38,12 @@ class Run(models.Model):
     cancel_requested = models.BooleanField(default=False)
     parameter_values = models.JSONField(default=dict, blank=True,
                                         help_text="the pipeline parameters' values it ran with (also in the snapshot)")
+    # what the Jobs page shows, filters and sorts by (designer/pipelines/jobs/)
+    experiment = models.CharField(max_length=200, blank=True, help_text="a group of runs; the pipeline's name unless given")
+    tags = models.JSONField(default=dict, blank=True, help_text="{key: value}, both strings (runs/labels.py)")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.UNKNOWN)
+    metrics = models.JSONField(default=dict, blank=True,
+                               help_text="its final metrics, stored as it ends: {name: {last, best, node, steps}} (runs/final_metrics.py)")
     # deleted by its owner: hidden at once; its row and folders go when no other run reuses its
     # outputs any more (retention.py)
     deleted_at = models.DateTimeField(null=True, blank=True, db_index=True)
@@ -37,6 +54,12 @@ class Run(models.Model):
     class Meta:
         ordering = ["-submitted_at"]
         base_manager_name = "everything"
+        # the Jobs page: a user's runs newest first, or those of one experiment, status or source,
+        # a page at a time (bench/jobs.py)
+        indexes = [models.Index(fields=["owner", "-submitted_at"], name="run_owner_submitted"),
+                   models.Index(fields=["owner", "experiment", "-submitted_at"], name="run_owner_experiment"),
+                   models.Index(fields=["owner", "status", "-submitted_at"], name="run_owner_status"),
+                   models.Index(fields=["owner", "source", "-submitted_at"], name="run_owner_source")]
 
     def __str__(self):
         return f"run {self.pk} of {self.name}"

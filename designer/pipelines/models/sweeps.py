@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from designer.engine import statuses
+from designer.pipelines.models.runs import Source
 
 
 class Sweep(models.Model):
@@ -27,9 +28,14 @@ class Sweep(models.Model):
     deadline = models.DateTimeField(null=True, blank=True, help_text="submitted_at + max_duration_minutes")
     cancel_requested = models.BooleanField(default=False)
     best_trial = models.ForeignKey("Trial", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # as a run's (models/runs.py): what the Jobs page shows; its trials take its experiment
+    experiment = models.CharField(max_length=200, blank=True, help_text="a group of runs; the pipeline's name unless given")
+    tags = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.UNKNOWN)
 
     class Meta:
         ordering = ["-submitted_at"]
+        indexes = [models.Index(fields=["owner", "-submitted_at"], name="sweep_owner_submitted")]
 
     def __str__(self):
         return f"sweep {self.pk} of {self.name}"

@@ -16,7 +16,7 @@ from designer.engine import statuses as st
 from designer.engine.executor import Event
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import NodeRun, Run
-from designer.pipelines.runs import artifacts, events, signals
+from designer.pipelines.runs import artifacts, events, final_metrics, signals
 from designer.pipelines.runs.rungraph import run_graph
 
 REUSE_CANDIDATES = 5  # earlier completed nodes of the same key looked at (the newest first)
@@ -76,7 +76,8 @@ def _update_run(run: Run) -> None:
     if not of_run.filter(status__in=st.ACTIVE).exists():
         statuses = of_run.exclude(status__in=st.SUCCEEDED).values_list("status", flat=True).distinct()
         run.status, run.finished_at = s.outcome(statuses), timezone.now()
-        run.save(update_fields=["status", "finished_at"])
+        run.metrics = final_metrics.of_run(run.pk)  # what the Jobs page and the API show of it from now on
+        run.save(update_fields=["status", "finished_at", "metrics"])
         events.record(run.pk, Event("run_finished", "", {"status": run.status}))
         run_id = run.pk
         transaction.on_commit(lambda: signals.run_finished.send(sender=Run, run_id=run_id))

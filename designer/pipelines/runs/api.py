@@ -20,7 +20,7 @@ from designer.pipelines.compute.workers import machines
 from designer.pipelines.compute.workers import targets as compute_targets
 from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
 from designer.pipelines.openapi import DOWNLOAD, INT, STR, Op, obj
-from designer.pipelines.runs import artifacts, events, retention
+from designer.pipelines.runs import artifacts, events, labels, retention
 from designer.pipelines.runs import schemas as s
 from designer.pipelines.runs import service as runs
 from designer.pipelines.web import BadRequest, api, body_json
@@ -129,7 +129,8 @@ def run_json(run: Run, with_nodes=True) -> dict:
          "started_at": run.started_at and run.started_at.isoformat(),
          "finished_at": run.finished_at and run.finished_at.isoformat(),
          "duration": run.duration,
-         "parameters": run.parameter_values, "trial": trial}
+         "parameters": run.parameter_values, "trial": trial,
+         "experiment": run.experiment, "tags": run.tags, "source": run.source, "metrics": run.metrics}
     if with_nodes:
         d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}
         d["message"] = runs.waiting_message(run)
@@ -158,7 +159,8 @@ def node_json(nr: NodeRun) -> dict:
 
 @api("GET", "POST", doc={
     "GET": Op("The runs of a pipeline", s.RUNS),
-    "POST": Op("Submit a run of the pipeline's draft; a draft that cannot run is a 400 naming every problem", s.RUN, status=201,
+    "POST": Op("Submit a run of the pipeline's draft, optionally with a `name`, an `experiment` (default: the pipeline's name) "
+               "and `tags`; a draft that cannot run is a 400 naming every problem", s.RUN, status=201,
                body=s.SUBMIT)})
 def pipeline_runs(request, pk):
     p = drafts.owned(request.user, pk)
@@ -176,8 +178,10 @@ def pipeline_runs(request, pk):
     if target is not None and not isinstance(target, str):
         raise BadRequest(f"`compute_target` is the name of a compute target (\"\": any worker), got {str(target)[:80]!r}")
     doc = p.draft if target is None else {**p.draft, "compute_target": target}
+    given = labels.from_body(data)  # name, experiment, tags: checked before anything is stored
     try:
-        run = runs.submit(request.user, doc, pipeline=p, name=p.name, regenerate=regenerate, values=values)
+        run = runs.submit(request.user, doc, pipeline=p, name=p.name, regenerate=regenerate, values=values, labels=given,
+                          source=labels.source_of(request))
     except graph.PipelineInvalid as e:
         raise BadRequest(f"the pipeline cannot run: {len(e.problems)} problem(s)", e.problems)
     return JsonResponse(run_json(run), status=201)

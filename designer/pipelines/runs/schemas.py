@@ -3,7 +3,9 @@ document (designer/pipelines/openapi.py): the shapes of pipeline_json, run_json,
 module catalogue's descriptions."""
 from __future__ import annotations
 
+from designer.pipelines.models import Source
 from designer.pipelines.openapi import ANY, BOOL, INT, NUM, PROBLEM, STR, TIME, arr, maybe, named, obj
+from designer.pipelines.runs import labels
 
 PORT = obj({"name": STR, "label": STR, "type": STR, "optional": BOOL, "what": STR},
            {"help": STR, "accepts": arr(STR), "accepts_what": arr(STR)})
@@ -26,16 +28,27 @@ NEW_PIPELINE = obj(optional={"name": STR, "draft": DOCUMENT})
 EDIT = obj({"revision": INT}, {"name": STR, "draft": DOCUMENT})
 
 TRIAL = obj({"sweep": INT, "number": INT, "status": STR, "best": BOOL})
+# what a person names a run by (runs/labels.py), where it came from, and its final metrics (runs/final_metrics.py)
+TAGS = {**obj(more={**STR, "maxLength": labels.MAX_TAG_VALUE}), "maxProperties": labels.MAX_TAGS,
+        "description": "{key: value}; a key of 1 to 64 characters, a value of at most 256"}
+SOURCE = {"type": "string", "enum": [v for v, _ in Source.choices],
+          "description": "where it was submitted from: the page, the API (a personal token), run_pipeline (headless), a sweep's trial; "
+                         "unknown for runs from before it was recorded"}
+METRIC = named("FinalMetric", obj({"last": NUM, "best": maybe(NUM), "node": STR, "steps": INT}))
+LABELS = {"name": {**STR, "minLength": 1, "maxLength": labels.MAX_NAME, "description": "the run's name (default: the pipeline's)"},
+          "experiment": {**STR, "minLength": 1, "maxLength": labels.MAX_EXPERIMENT,
+                         "description": "the experiment it is listed under (default: the pipeline's name)"},
+          "tags": {"anyOf": [TAGS, {**arr(STR), "maxItems": labels.MAX_TAGS}]}}
 NODE = named("NodeRun", obj({
     "status": STR, "kind": STR, "error": STR, "worker": STR, "queued_at": maybe(TIME), "started_at": maybe(TIME),
     "finished_at": maybe(TIME), "duration": maybe(NUM), "reused_from_run": maybe(INT), "outputs": arr(STR)}))
 RUN_SUMMARY = named("RunSummary", obj({
     "id": INT, "name": STR, "status": STR, "pipeline": maybe(INT), "shown_status": STR, "submitted_by": STR,
     "submitted_at": TIME, "started_at": maybe(TIME), "finished_at": maybe(TIME), "duration": maybe(NUM),
-    "parameters": obj(), "trial": maybe(TRIAL)}))
+    "parameters": obj(), "trial": maybe(TRIAL), "experiment": STR, "tags": TAGS, "source": SOURCE, "metrics": obj(more=METRIC)}))
 RUN = named("Run", {"allOf": [RUN_SUMMARY, obj({"nodes": obj(more=NODE), "message": STR, "now": TIME})]})
 RUNS = obj({"runs": arr(RUN_SUMMARY)})
-SUBMIT = obj(optional={"regenerate": {"anyOf": [BOOL, arr(STR)]}, "parameters": obj(), "compute_target": STR})
+SUBMIT = obj(optional={"regenerate": {"anyOf": [BOOL, arr(STR)]}, "parameters": obj(), "compute_target": STR, **LABELS})
 EVENTS = obj({"events": arr(obj({"id": INT, "type": STR, "node": maybe(STR), "data": ANY, "at": TIME})),
               "status": STR})
 

@@ -17,12 +17,13 @@ from designer.engine.problems import labelled, node_names
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.datasets import service as datasets
-from designer.pipelines.models import NodeRun, Run, Trial
+from designer.pipelines.models import NodeRun, Run, Source, Trial
 from designer.pipelines.registry import service as registry
 from designer.pipelines.runs import events, outbox, routing
 from designer.pipelines.runs.advance import advance, transition, wake_stranded, wake_waiters
 from designer.pipelines.runs.artifacts import node_dir
 from designer.pipelines.runs.execute import execute_noderun
+from designer.pipelines.runs.labels import MAX_EXPERIMENT, MAX_NAME, Labels
 from designer.pipelines.runs.launchers.base import Launcher, Step
 from designer.pipelines.runs.launchers.celery import CeleryLauncher
 from designer.pipelines.runs.launchers.inline import InlineLauncher
@@ -46,10 +47,13 @@ def launcher_of(nr: NodeRun) -> Launcher:
 
 
 def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate: set[str] | bool = False,
-           inline: bool = False, values: dict | None = None, trial: Trial | None = None) -> Run:
+           inline: bool = False, values: dict | None = None, trial: Trial | None = None,
+           labels: Labels | None = None, source: str = Source.UNKNOWN) -> Run:
     """Freeze the document, with these values of its pipeline parameters (missing: defaults), into
     a Run and hand its first nodes to the workers (or, with `inline`, run every node in this
-    process through the same engine). `trial`: the sweep's trial that this run is.
+    process through the same engine). `trial`: the sweep's trial that this run is. `labels`: the
+    name, experiment and tags its submitter gave (labels.py; the pipeline's name by default);
+    `source`: where it was submitted from, as the caller (a view, a command, a sweep) knows it.
 
     Raises graph.PipelineInvalid (every problem) when the document cannot run.
     """
@@ -67,8 +71,8 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
             if regenerate is True or node["id"] in regenerate:
                 node["regenerate_output"] = True
     with transaction.atomic():
-        run = Run.objects.create(owner=owner, pipeline=pipeline, name=name or doc.get("name") or "pipeline", snapshot=doc,
-                                 parameter_values=doc.get("parameter_values", {}))
+        run = Run.objects.create(owner=owner, pipeline=pipeline, snapshot=doc, parameter_values=doc.get("parameter_values", {}),
+                                 source=source, **_named(labels or Labels(), name, pipeline, doc))
         NodeRun.objects.bulk_create(NodeRun(run=run, node_id=n["id"], kind=n["kind"]) for n in doc["nodes"])
         if trial is not None:
             Trial.objects.filter(pk=trial.pk).update(run=run)
@@ -83,6 +87,14 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     else:
         dispatch(queued)
     return run
+
+
+def _named(labels: Labels, name: str | None, pipeline, doc: dict) -> dict:
+    """The run's name (given, else the caller's, else the pipeline's), experiment (given, else the
+    pipeline's name) and tags."""
+    default = (pipeline.name if pipeline is not None else None) or doc.get("name") or "pipeline"
+    return {"name": (labels.name or name or default)[:MAX_NAME], "experiment": (labels.experiment or default)[:MAX_EXPERIMENT],
+            "tags": labels.tags}
 
 
 def _bound(owner, doc: dict, catalogue) -> dict:

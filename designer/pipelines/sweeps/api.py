@@ -17,8 +17,9 @@ from designer.engine import sweep_schema, tuning
 from designer.pipelines.authoring import drafts
 from designer.pipelines.models import Sweep
 from designer.pipelines.openapi import BOOL, INT, NUM, STR, TIME, Op, arr, maybe, named, obj, schema_view
+from designer.pipelines.runs import labels
 from designer.pipelines.runs.api import pipeline_json
-from designer.pipelines.runs.schemas import PIPELINE
+from designer.pipelines.runs.schemas import LABELS, PIPELINE, SOURCE, TAGS
 from designer.pipelines.sweeps import service as sweeps
 from designer.pipelines.web import BadRequest, api, body_json
 
@@ -33,11 +34,11 @@ TRIAL = named("SweepTrial", obj({
 _SWEEP = {"id": INT, "name": STR, "pipeline": maybe(INT), "status": STR, "message": STR, "config": CONFIG,
           "primary_metric": obj({"name": STR, "goal": STR}), "swept": arr(STR), "base_values": obj(),
           "submitted_at": TIME, "started_at": maybe(TIME), "finished_at": maybe(TIME), "duration": maybe(NUM),
-          "best_trial": maybe(INT)}
+          "best_trial": maybe(INT), "experiment": STR, "tags": TAGS, "source": SOURCE}
 SWEEP = named("Sweep", obj({**_SWEEP, "trials": arr(TRIAL)}))
 SWEEP_SUMMARY = named("SweepSummary", obj({**_SWEEP, "trial_count": INT}))
-NEW_SWEEP = obj({"pipeline": INT}, {"name": maybe(STR), "parameters": maybe(obj()), "config": {"anyOf": [CONFIG, STR]},
-                                    "config_yaml": maybe(STR)})
+NEW_SWEEP = obj({"pipeline": INT}, {"name": maybe(LABELS["name"]), "experiment": maybe(LABELS["experiment"]), "tags": maybe(LABELS["tags"]),
+                                    "parameters": maybe(obj()), "config": {"anyOf": [CONFIG, STR]}, "config_yaml": maybe(STR)})
 
 
 def _iso(at):
@@ -67,7 +68,8 @@ def sweep_json(sweep: Sweep, with_trials: bool = True) -> dict:
          "swept": [e["name"] for e in config["parameter_space"]], "base_values": sweep.base_values,
          "submitted_at": _iso(sweep.submitted_at), "started_at": _iso(sweep.started_at),
          "finished_at": _iso(sweep.finished_at),
-         "duration": (sweep.finished_at - sweep.started_at).total_seconds() if sweep.finished_at and sweep.started_at else None}
+         "duration": (sweep.finished_at - sweep.started_at).total_seconds() if sweep.finished_at and sweep.started_at else None,
+         "experiment": sweep.experiment, "tags": sweep.tags, "source": sweep.source}
     trials = list(sweep.trials.select_related("run")) if with_trials or not sweep.finished else []
     best = sweeps.best_trial(sweep, trials)  # while it runs, its best so far: marked, and applicable
     d["best_trial"] = best.number if best else None
@@ -86,7 +88,8 @@ def _own(request, pk) -> Sweep:
     "GET": Op("Your sweeps, newest first (the 200 most recent), each with its trial count but not its trials",
               obj({"sweeps": arr(SWEEP_SUMMARY)})),
     "POST": Op("Start a sweep of one of your saved pipelines: its configuration (HyperDrive's shape) as `config`, an "
-               "object or YAML text, or as `config_yaml`; `parameters`: values of the pipeline parameters not swept",
+               "object or YAML text, or as `config_yaml`; `parameters`: values of the pipeline parameters not swept; "
+               "optionally a `name`, an `experiment` and `tags` (its trials take the last two)",
                SWEEP, status=201, body=NEW_SWEEP, errors=(404,))})
 def sweep_list(request):
     if request.method == "GET":
@@ -96,8 +99,7 @@ def sweep_list(request):
         raise BadRequest("say which pipeline to sweep: `pipeline` (its id) is required")
     if not isinstance(data["pipeline"], int) or isinstance(data["pipeline"], bool):
         raise BadRequest(f"`pipeline` is a pipeline's id (a whole number), got {data['pipeline']!r}")
-    if data.get("name") is not None and not isinstance(data["name"], str):
-        raise BadRequest(f"`name` is text, got {data['name']!r}")
+    given = labels.from_body(data)  # its name, experiment and tags (its trials take the last two)
     pipeline = drafts.owned(request.user, data["pipeline"])
     raw = data.get("config_yaml") if data.get("config_yaml") is not None else data.get("config")
     if raw is None:
@@ -106,7 +108,8 @@ def sweep_list(request):
     if not isinstance(values, dict):
         raise BadRequest(f"`parameters` is an object of pipeline parameter values, got {values!r}")
     try:
-        sweep = sweeps.start(request.user, pipeline.draft, raw, pipeline=pipeline, name=data.get("name"), values=values)
+        sweep = sweeps.start(request.user, pipeline.draft, raw, pipeline=pipeline, values=values, labels=given,
+                             source=labels.source_of(request))
     except sweeps.SweepInvalid as e:
         raise BadRequest(str(e), e.problems)
     return JsonResponse(sweep_json(sweep), status=201)

@@ -5,7 +5,6 @@ pipeline line up node by node, and runs of different pipelines still show what t
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from django.core.exceptions import ObjectDoesNotExist
@@ -18,14 +17,12 @@ from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.models import Event, NodeRun, Run
 from designer.pipelines.openapi import ANY, INT, NUM, STR, TIME, Op, arr, maybe, named, obj
 from designer.pipelines.runs import artifacts
+from designer.pipelines.runs.final_metrics import goal_of  # which way is better: the best final value is marked
+from designer.pipelines.runs.final_metrics import is_number as _is_number
 from designer.pipelines.web import BadRequest, api
 
 MIN_RUNS, MAX_RUNS = 2, 10
 _ID = re.compile(r"[0-9]{1,18}")
-# which way is better, for highlighting the best final value; a metric matching neither
-# (a learning rate, a count) gets no highlight
-_LOWER_IS_BETTER = ("loss", "error", "seconds", "duration")
-_HIGHER_IS_BETTER = ("accuracy", "top1", "top5", "precision", "recall", "f1", "auc", "per_second", "score")
 
 
 COMPARED = named("RunsCompared", obj({
@@ -174,20 +171,6 @@ def _module_rows(nid: str, kind: str, nodes: list, module, title: str) -> list[d
 
 
 # ---------------------------------------------------------------- metrics
-
-
-def goal_of(name: str) -> str | None:
-    """"minimize" for a loss or an error, "maximize" for an accuracy or a throughput, else None."""
-    low = name.lower()
-    if any(w in low for w in _LOWER_IS_BETTER):
-        return "minimize"
-    if any(w in low for w in _HIGHER_IS_BETTER):
-        return "maximize"
-    return None
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def metrics(runs: list[Run], catalogue) -> list[dict]:

@@ -27,9 +27,10 @@ from designer.engine import statuses as st
 from designer.pipelines.authoring import drafts
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers
-from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Sweep, Trial
+from designer.pipelines.models import Event, NodeRun, Pipeline, Run, Source, Sweep, Trial
 from designer.pipelines.runs import artifacts, events
 from designer.pipelines.runs import service as runs
+from designer.pipelines.runs.labels import Labels
 from designer.pipelines.sweeps import studies
 
 log = logging.getLogger(__name__)
@@ -85,16 +86,19 @@ def on_sweep_deleted(sender, instance: Sweep, **kwargs) -> None:
 
 
 def start(owner, doc: dict, raw_config, pipeline: Pipeline | None = None, name: str | None = None,
-          values: dict | None = None) -> Sweep:
-    """Store a sweep and start its first trials. Raises SweepInvalid."""
+          values: dict | None = None, labels: Labels | None = None, source: str = Source.UNKNOWN) -> Sweep:
+    """Store a sweep and start its first trials. Raises SweepInvalid. `labels`: its experiment and
+    tags (its trials take them); `source`: where it was submitted from (the page, the API)."""
     doc, config = check(owner, doc, raw_config, values)
     swept = {e.name for e in config.parameter_space}
     deadline = (timezone.now() + timedelta(minutes=config.max_duration_minutes)) if config.max_duration_minutes else None
     study_name = f"designer-sweep-{uuid.uuid4().hex}"
     studies.create(study_name, config)  # before the sweep is visible: a worker's tick() may load it at once
+    labels = labels or Labels()
+    default = (pipeline.name if pipeline else doc.get("name")) or "sweep"
     sweep = Sweep.objects.create(
-        owner=owner, pipeline=pipeline, name=(name or (pipeline.name if pipeline else doc.get("name")) or "sweep")[:200],
-        snapshot=doc, config=config.as_dict(), base_values={k: v for k, v in (values or {}).items() if k not in swept},
+        owner=owner, pipeline=pipeline, name=(labels.name or name or default)[:200], experiment=(labels.experiment or default)[:200],
+        tags=labels.tags, source=source, snapshot=doc, config=config.as_dict(), base_values={k: v for k, v in (values or {}).items() if k not in swept},
         study_name=study_name, deadline=deadline)
     fill(sweep.pk)
     sweep.refresh_from_db()
@@ -157,7 +161,8 @@ def _start_trial(sweep: Sweep, study, config) -> Trial:
                                  values=asked.values, started_at=timezone.now())
     try:
         runs.submit(sweep.owner, sweep.snapshot, pipeline=sweep.pipeline, name=f"{sweep.name} · trial {asked.number}",
-                    values=bound.values({**sweep.base_values, **asked.values}), trial=trial)
+                    values=bound.values({**sweep.base_values, **asked.values}), trial=trial, source=Source.SWEEP,
+                    labels=Labels(experiment=sweep.experiment or None, tags=sweep.tags))
     except graph.PipelineInvalid as e:  # a sampled value no module accepts (normal() can go below 0)
         _end_trial(trial, st.FAILED, None, 0, "; ".join(str(p) for p in e.problems), study)
     return trial

@@ -21,9 +21,21 @@ from designer.pipelines.management.commands._common import (
     ready_database,
     saved_pipeline,
 )
-from designer.pipelines.models import Run
+from designer.pipelines.models import Run, Source
+from designer.pipelines.runs import labels
 from designer.pipelines.runs import service as runs
 from designer.pipelines.sweeps import compare
+
+
+def command_labels(opts) -> labels.Labels:
+    """--name, --experiment and --tag, checked as the API checks them."""
+    try:
+        return labels.Labels(name=None if opts["name"] is None else labels.text(opts["name"], "--name", labels.MAX_NAME),
+                             experiment=None if opts["experiment"] is None else
+                             labels.text(opts["experiment"], "--experiment", labels.MAX_EXPERIMENT),
+                             tags=labels.parse_tag_options(opts["tag"]))
+    except labels.LabelError as e:
+        raise CommandError(str(e))
 
 
 class Command(BaseCommand):
@@ -38,6 +50,9 @@ class Command(BaseCommand):
         parser.add_argument("--regenerate", nargs="*", metavar="NODE",
                             help="do not reuse earlier outputs (of the named nodes, or of every node)")
         parser.add_argument("--owner", default=DEFAULT_OWNER, help="an existing user the run belongs to (default: admin)")
+        parser.add_argument("--name", help="the run's name (default: the pipeline's)")
+        parser.add_argument("--experiment", help="the experiment the run is listed under on the Jobs page (default: the pipeline's name)")
+        parser.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE", help="a tag of the run (repeatable)")
         parser.add_argument("--inline", action="store_true", help="run the nodes in this process instead of on the workers")
         parser.add_argument("--timeout", type=float, default=0, help="give up after this many seconds (default: never)")
         parser.add_argument("--compute-target", metavar="NAME",
@@ -55,10 +70,12 @@ class Command(BaseCommand):
         set_targets(doc, opts["compute_target"], opts["node_target"])
         values = param_values(doc, opts["param"])
         regenerate = True if opts["regenerate"] == [] else set(opts["regenerate"] or ())
+        given = command_labels(opts)
         pipeline, created = saved_pipeline(user, file, opts["file"], self.stdout)
         try:
             run = runs.submit(user, doc, pipeline=pipeline, name=pipeline.name if pipeline else doc.get("name"),
-                              regenerate=regenerate, inline=opts["inline"], values=values)
+                              regenerate=regenerate, inline=opts["inline"], values=values, labels=given,
+                              source=Source.HEADLESS)
         except graph.PipelineInvalid as e:
             if created:  # nothing of a file that cannot run is kept
                 pipeline.delete()

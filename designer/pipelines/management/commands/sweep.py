@@ -14,7 +14,7 @@ from designer.pipelines.management.commands._common import (
     ready_database,
     saved_pipeline,
 )
-from designer.pipelines.models import Sweep
+from designer.pipelines.models import Source, Sweep
 from designer.pipelines.sweeps import service as sweeps
 
 
@@ -43,7 +43,7 @@ class Command(BaseCommand):
         values = param_values(doc, opts["param"])
         pipeline, created = saved_pipeline(user, doc, opts["file"], self.stdout)
         try:
-            sweep = sweeps.start(user, doc, raw, pipeline=pipeline, values=values)
+            sweep = sweeps.start(user, doc, raw, pipeline=pipeline, values=values, source=Source.HEADLESS)
         except sweeps.SweepInvalid as e:
             if created:  # nothing of a file that cannot be swept is kept
                 pipeline.delete()
