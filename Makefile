@@ -44,6 +44,8 @@ run: export SERVING_PORT := $(SERVING_PORT)
 run: deps
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py ensure_admin
+	@# the tour's dataset (examples/digits.json names it): scikit-learn's digits as images, made once
+	$(PY) manage.py add_sample_datasets
 	@# the worker runs in a session of its own, so that Ctrl-C and `kill 0` never reach its pool's
 	@# processes: killed from outside, one may die holding the pool's queue lock, and the worker then
 	@# hangs for good in its exit; on exit it gets a cold shutdown (QUIT), then anything left is killed

@@ -42,11 +42,12 @@ def test_an_owner_creates_renames_clones_and_deletes_a_pipeline(page, users):
 
 
 def test_the_shipped_example_imports_and_opens_with_what_is_left_to_fix(page, users, tmp_path):
-    """examples/digits.json chooses no dataset (a dataset is a user's own): it is imported all the
-    same, as a draft, and the designer says what to fix; a file that cannot be read is not."""
+    """examples/digits.json names the sample dataset "digits", which this user has not (a dataset
+    is a user's own): it is imported all the same, as a draft, and the designer says what to fix; a
+    file that cannot be read is not. (With the sample: tests/datasets/test_sample_datasets.py.)"""
     from designer.pipelines.models import Dataset
 
-    digits = Dataset.objects.create(owner=users["owner"], name="digits", size=100, file=f"datasets/{users['owner'].id}/digits/digits.zip")
+    digits = Dataset.objects.create(owner=users["owner"], name="my digits", size=100, file=f"datasets/{users['owner'].id}/digits/digits.zip")
     page.goto(page.base + "/")
     page.set_input_files("input[type=file]", str(ROOT / "examples" / "digits.json"))
     page.click("#import")

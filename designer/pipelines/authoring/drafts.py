@@ -161,11 +161,16 @@ def import_document(owner, doc: dict, what: str = "the file", name: str = IMPORT
     """A new pipeline of a read document, and its problems. Like any draft it may have some (a
     dataset of another server or none chosen yet, a value to fix): it is imported, and they are
     fixed in the designer before it runs. One the database cannot hold is refused (DraftError).
-    `what` names the file in that error; `name`: used when the document names none."""
+    `what` names the file in that error; `name`: used when the document names none. A dataset the
+    file names (examples/digits.json: "digits") becomes the owner's of that name, as if picked."""
+    doc = copy.deepcopy(doc)
+    named = datasets.resolve_names(owner, doc)
     try:
         draft, found = checked(doc, owner)
     except DraftError as e:
         raise type(e)(f"{what} cannot be imported: {e}", e.problems) from None
+    seen = {(p.node, p.param) for p in named}  # "no dataset named 'x'" says more than "no dataset chosen"
+    found = labelled(named, draft, get_catalogue(owner)) + [p for p in found if (p.node, p.param) not in seen]
     return Pipeline.objects.create(owner=owner, name=_name(doc.get("name"), name), draft=draft), found
 
 

@@ -5,18 +5,26 @@ submitted, checks that every Dataset node names a dataset of the run's owner, an
 dataset's path into the node's `stored_file` parameter (a value already there is replaced).
 Every dataset path comes from designer/engine/paths.py: an upload named `../../x.zip` is stored
 as `x.zip` in its own folder, and a stored file outside its owner's folder is never used.
+
+A pipeline file may name a Dataset node's dataset instead (`"dataset": "digits"`, as
+examples/digits.json does): ids differ from one installation to the next, names are what a user
+knows. `resolve_names()` turns a name into the importing user's dataset of that name, when the
+file is imported or run headless; the stored draft holds the id, as if picked in the page.
 """
 from __future__ import annotations
 
 import copy
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
+from django.core.files import File
 from django.db import IntegrityError, transaction
 
 from designer.engine import graph, paths
 from designer.pipelines import artifact_store
+from designer.pipelines.datasets import samples
 from designer.pipelines.models import Dataset
 
 DATASET_KIND = "dataset"
@@ -151,3 +159,39 @@ def bind(owner, doc: dict) -> dict:
     if problems:
         raise graph.PipelineInvalid(problems)
     return doc
+
+
+def resolve_names(owner, doc: dict) -> list:
+    """Replace a Dataset node's dataset given by name with the id of `owner`'s dataset of that name
+    (in place). A name the owner has no dataset of leaves the node with none chosen, and is one of
+    the problems returned, each naming the dataset that was asked for."""
+    problems = []
+    nodes = doc.get("nodes") if isinstance(doc, dict) else None
+    for node in nodes if isinstance(nodes, list) else []:
+        params = node.get("parameters") if isinstance(node, dict) and node.get("kind") == DATASET_KIND else None
+        if not isinstance(params, dict) or not isinstance(params.get("dataset"), str):
+            continue
+        name = params["dataset"]
+        found = same_name(owner, name.strip())
+        params["dataset"] = found.id if found else None
+        if found is None:
+            hint = (f"`make run` adds the sample dataset {name!r} to admin, `manage.py add_sample_datasets --owner "
+                    f"{getattr(owner, 'username', 'YOU')}` to you" if name.strip() == samples.DIGITS else "upload it under that name, or pick one of yours")
+            problems.append(graph.Problem(f"Dataset: you have no dataset named {name[:200]!r} ({hint})", "unknown_dataset",
+                                          node=node.get("id"), param="dataset"))
+    return problems
+
+
+def add_sample_digits(owner) -> tuple[Dataset, bool]:
+    """`owner`'s dataset `digits` (samples.py), added if they have none of that name: (dataset, added).
+    Safe to run again, and at the same time as another run of it."""
+    existing = same_name(owner, samples.DIGITS)
+    if existing is not None:
+        return existing, False
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = samples.digits_archive(Path(tmp) / f"{samples.DIGITS}.zip")
+        with archive.open("rb") as f:
+            try:
+                return store(owner, samples.DIGITS, File(f, name=archive.name)), True
+            except NameTaken as e:  # another run of this added it meanwhile
+                return e.existing, False

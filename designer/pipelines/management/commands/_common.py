@@ -8,7 +8,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from designer.engine import graph, parameters
+from designer.engine.problems import labelled
 from designer.pipelines.authoring import drafts
+from designer.pipelines.catalogue.service import get_catalogue
+from designer.pipelines.datasets import service as datasets
 
 DEFAULT_OWNER = "admin"
 
@@ -63,6 +66,14 @@ def read_pipeline_file(path: str) -> dict:
         return graph.parse_text(raw)
     except graph.PipelineInvalid as e:
         raise CommandError(f"{path} cannot be read:\n{problems_text(e.problems)}")
+
+
+def datasets_by_name(user, doc: dict, path: str) -> None:
+    """The file's datasets given by name (examples/digits.json: "digits") as the user's of that
+    name; CommandError naming each one the user has not, before anything is saved or submitted."""
+    missing = labelled(datasets.resolve_names(user, doc), doc, get_catalogue(user))
+    if missing:
+        raise CommandError(f"{path} cannot run, {len(missing)} problem(s):\n{problems_text(missing)}")
 
 
 def param_values(doc: dict, items: list[str]) -> dict:

@@ -14,6 +14,7 @@ from designer.engine import graph, statuses
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
+    datasets_by_name,
     owner,
     param_values,
     problems_text,
@@ -67,6 +68,7 @@ class Command(BaseCommand):
         user = owner(opts["owner"], self.stderr)
         for item in opts["set"]:
             apply_override(doc, item)
+        datasets_by_name(user, doc, opts["file"])
         set_targets(doc, opts["compute_target"], opts["node_target"])
         values = param_values(doc, opts["param"])
         regenerate = True if opts["regenerate"] == [] else set(opts["regenerate"] or ())

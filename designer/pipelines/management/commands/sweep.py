@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from designer.engine import statuses
 from designer.pipelines.management.commands._common import (
     DEFAULT_OWNER,
+    datasets_by_name,
     owner,
     param_values,
     problems_text,
@@ -40,6 +41,7 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {opts['config']}: {e.strerror}")
         ready_database(self.stderr)
         user = owner(opts["owner"], self.stderr)
+        datasets_by_name(user, doc, opts["file"])
         values = param_values(doc, opts["param"])
         pipeline, created = saved_pipeline(user, doc, opts["file"], self.stdout)
         try:
