@@ -2,9 +2,9 @@
 
 Embedded defaults (no variable set): SQLite, a SQLite-backed Celery broker, an in-memory Channels
 layer (the page then follows runs by reading the event store), artifacts on local disk.
-Production: DATABASE_URL, CELERY_BROKER_URL, CHANNEL_LAYER_URL (Redis), ARTIFACT_ROOT, SECRET_KEY,
+Production: DATABASE_URL, CELERY_BROKER_URL, CHANNEL_LAYER_URL (Redis), ARTIFACT_STORE, SECRET_KEY,
 ALLOWED_HOSTS, SECURE_HTTPS, STATIC_ROOT (docs/how-to/production.md). DEBUG is off unless set.
-A bad value stops start-up with a message naming the variable.
+A bad value stops start-up with a message naming the variable (designer/envvars.py parses them).
 """
 from __future__ import annotations
 
@@ -13,57 +13,12 @@ import re
 import socket
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
+from designer.envvars import env_bool, env_float, env_int, env_ports, env_str, env_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_str(name: str, default: str) -> str:
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    if raw.lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.lower() in ("0", "false", "no", "off", ""):
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r}: expected true or false")
-
-
-def _env_number(name: str, default, minimum, parse, expected: str):
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = parse(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r}: expected {expected}")
-    if value < minimum:
-        raise ImproperlyConfigured(f"{name}={raw!r}: must be at least {minimum}")
-    return value
-
-
-def env_float(name: str, default: float, minimum: float = 0) -> float:
-    return _env_number(name, default, minimum, float, "a number")
-
-
-def env_int(name: str, default: int, minimum: int = 0) -> int:
-    return _env_number(name, default, minimum, int, "a whole number")
-
-
-def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
-    raw = os.environ.get(name, default)
-    scheme = urlparse(raw).scheme
-    if scheme not in schemes:
-        raise ImproperlyConfigured(f"{name}={raw!r}: expected a URL starting with one of {', '.join(s + '://' for s in schemes)}")
-    return raw
-
-
 DATA_DIR = Path(env_str("DESIGNER_DATA_DIR", str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 # off unless asked for (`make run`, the browser tests' server): its error page shows source, paths, the broker's URL
@@ -221,6 +176,9 @@ ARTIFACT_STORE_ENDPOINT_URL = env_url(_endpoint, "", ("http", "https")) if os.en
 WORKER_CACHE_DIR = Path(env_str("WORKER_CACHE_DIR", str(DATA_DIR / "worker-cache"))).absolute()
 WORKER_CACHE_MB = env_float("WORKER_CACHE_MB", 50 * 1024, minimum=1)
 LOG_SYNC_SECONDS = env_float("LOG_SYNC_SECONDS", 2.0, minimum=0.1)  # how often a running node's logs reach the store
+# how long a node that has ended waits for a store that is away (a restart, the network) to keep its
+# outputs, trying again, before it is failed saying so
+STORE_RETRY_SECONDS = env_float("STORE_RETRY_SECONDS", 300.0, minimum=0)
 # uploaded datasets live under ARTIFACT_ROOT/datasets/<owner id>/...; larger uploads are refused (413)
 DATASET_MAX_UPLOAD_MB = env_float("DATASET_MAX_UPLOAD_MB", 2048, minimum=1)
 DATASET_MAX_UPLOAD_BYTES = int(DATASET_MAX_UPLOAD_MB * 1024 * 1024)
@@ -252,19 +210,6 @@ CANCEL_GRACE_SECONDS = env_float("CANCEL_GRACE_SECONDS", 30.0, minimum=0.1)
 DISPATCH_RETRY_SECONDS = env_float("DISPATCH_RETRY_SECONDS", 1.0, minimum=0.1)
 RESEND_AFTER_SECONDS = env_float("RESEND_AFTER_SECONDS", 30.0, minimum=0.5)
 RESEND_MAX_SECONDS = env_float("RESEND_MAX_SECONDS", 600.0, minimum=0.5)
-
-
-def env_ports(name: str, default: str) -> list[int]:
-    """`0` (any free port), `29500`, or a range `29500-29510`."""
-    raw = os.environ.get(name, default)
-    try:
-        first, _, last = raw.partition("-")
-        ports = list(range(int(first), int(last or first) + 1))
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r}: expected 0, a port (29500) or a range (29500-29510)")
-    if not ports or not all(0 <= p <= 65535 for p in ports):
-        raise ImproperlyConfigured(f"{name}={raw!r}: ports are between 0 and 65535, the first one not after the last")
-    return ports
 
 
 # distributed training (designer/pipelines/runs/launchers/distributed.py): the address other workers reach this worker

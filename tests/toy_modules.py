@@ -39,6 +39,22 @@ class ToySource(Module):
         ctx.log(f"wrote {ctx.params['value']}")
 
 
+class ToyBlob(Module):
+    kind = "toy_blob"
+    label = "Toy blob"
+    category = "Tests"
+    outputs = [Port("Out", ImageDirectory)]
+    params = [Int("Files", default=4, min=1, max=1000), Int("File KB", default=64, min=1, max=10_000)]
+
+    def run(self, ctx):
+        """An output of many random bytes (its upload takes a while through a slow link)."""
+        out = ctx.output_dir("out")
+        for i in range(ctx.params["files"]):
+            (out / f"blob{i:04d}.bin").write_bytes(os.urandom(ctx.params["file_kb"] * 1024))
+        (out / "value.txt").write_text(str(ctx.params["files"]))
+        ctx.log(f"wrote {ctx.params['files']} files")
+
+
 class ToyAdd(Module):
     kind = "toy_add"
     label = "Toy add"

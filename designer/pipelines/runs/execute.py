@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from designer.engine import cache, executor
 from designer.engine import statuses as st
+from designer.engine.artifact_cache import CacheFull
 from designer.engine.store import StoreError
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers
@@ -90,7 +92,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
                                            watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
                 # kept in the store before it counts as completed: a worker lost during the upload
                 # leaves nothing that any reader sees, and the node is reaped as lost
-                outputs = _kept(nr, folder, written, held)
+                outputs = _kept(nr, folder, written, held, beat.cancelled)
         except BaseException as e:  # the module's own error, a Cancelled, the store's refusal, or the worker's shutdown
             error = e
         artifacts.tidy(nr.run_id, nr.node_id, outputs)
@@ -111,13 +113,32 @@ def _inputs(nr: NodeRun, held: dict[str, Path]) -> dict[str, executor.InputArtif
     return inputs
 
 
-def _kept(nr: NodeRun, folder: Path, written: dict[str, str], held: dict[str, Path]) -> dict[str, str]:
-    """Its outputs in the store ({port: key}); a refusal is the node's failure, saying so."""
-    try:
-        return artifacts.keep_outputs(nr.run_id, nr.node_id, written, held)
-    except StoreError as e:
-        executor.append_log(folder, f"its outputs could not be kept in the artifact store: {e}")
-        raise StoreFailed(f"its outputs could not be kept in the artifact store: {e}") from None
+def _kept(nr: NodeRun, folder: Path, written: dict[str, str], held: dict[str, Path], cancelled) -> dict[str, str]:
+    """Its outputs in the store ({port: key}). A store that is away (a restart, the network) is
+    tried again for STORE_RETRY_SECONDS, the node running on and saying so in its log; then (or
+    when the cache cannot hold them, or on a cancel) the node fails, saying why."""
+    began = time.monotonic()
+    pause = 1.0
+    while True:
+        try:
+            keys = artifacts.keep_outputs(nr.run_id, nr.node_id, written, held)
+        except StoreError as e:
+            waited = time.monotonic() - began
+            if isinstance(e, CacheFull) or waited >= settings.STORE_RETRY_SECONDS or cancelled():
+                tried = f" (tried again for {waited:.0f} s: STORE_RETRY_SECONDS)" if waited >= 1 else ""
+                executor.append_log(folder, f"its outputs could not be kept in the artifact store{tried}: {e}")
+                raise StoreFailed(f"its outputs could not be kept in the artifact store{tried}: {e}") from None
+            if pause == 1.0:
+                text = (f"its outputs cannot be kept in the artifact store yet: {e}; "
+                        f"trying again for up to {settings.STORE_RETRY_SECONDS:.0f} s (STORE_RETRY_SECONDS)")
+                executor.append_log(folder, text)
+                log.warning("node run %s: %s", nr.pk, text)
+            time.sleep(min(pause, settings.STORE_RETRY_SECONDS - waited))
+            pause = min(pause * 2, 10.0)
+            continue
+        if pause > 1.0:
+            executor.append_log(folder, f"its outputs were kept in the artifact store after {time.monotonic() - began:.0f} s")
+        return keys
 
 
 class StoreFailed(ModuleError):
