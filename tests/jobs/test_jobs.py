@@ -1,7 +1,8 @@
 """The Jobs page and what it lists: each run's name, experiment, tags, source and final metrics,
 recorded by the product as it is submitted (the page, the API, run_pipeline, a sweep) and ended;
 the page's filters, sort, pages of 50, and only the user's own jobs. Runs are real (inline on the
-toy modules) where their metrics matter; the 120 rows of the paging test are stored directly."""
+toy modules) where their metrics matter; the 120 rows of the paging test are stored directly.
+Marked production: what the database answers (JSON keys read in SQL, a UNION sorted and cut)."""
 import io
 import json
 import re
@@ -35,6 +36,7 @@ def submit(owner_client, p, **body):
     return owner_client.post(f"/api/pipelines/{p.id}/runs", body, content_type="application/json")
 
 
+@pytest.mark.production
 def test_a_finished_run_carries_its_final_metrics_last_and_best(users, owner_client):
     p = saved(users["owner"], epochs=4)
     run = runs.submit(users["owner"], p.draft, pipeline=p, inline=True)
@@ -49,6 +51,7 @@ def test_a_finished_run_carries_its_final_metrics_last_and_best(users, owner_cli
     assert listed[0]["metrics"]["loss"]["last"] == 0.25
 
 
+@pytest.mark.production
 def test_the_api_takes_a_name_an_experiment_and_tags_and_records_where_the_run_came_from(users, owner_client, client):
     p = saved(users["owner"])
     r = submit(owner_client, p, name="lr 0.01 try", experiment="digits-lr", tags={"owner": "ana", "lr": 0.01},
@@ -146,6 +149,7 @@ def ids_on(page_html: str) -> list[str]:
     return re.findall(r'<tr data-kind="run" data-id="(\d+)"', page_html)
 
 
+@pytest.mark.production
 def test_the_jobs_page_shows_50_a_page_newest_first_and_only_the_users_own(users, owner_client, stranger_client):
     made = stored_runs(users["owner"], 120)
     stored_runs(users["stranger"], 3)
@@ -157,6 +161,7 @@ def test_the_jobs_page_shows_50_a_page_newest_first_and_only_the_users_own(users
     assert "3 jobs" in stranger_client.get("/jobs/").content.decode()
 
 
+@pytest.mark.production
 def test_the_jobs_page_filters_by_each_column_and_sorts_by_a_metric(users, owner_client):
     made = stored_runs(users["owner"], 10)
     Run.objects.filter(pk=made[3].pk).update(experiment="special", tags={"team": "cv", "seed": "1"}, source="api", status="failed")
