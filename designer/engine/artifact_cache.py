@@ -93,7 +93,8 @@ class ArtifactCache:
     @contextmanager
     def hold(self, keys):
         """Fetch every tree of `keys` (and the trees they refer to) unless cached; yield
-        {key: local folder}; none of them is evicted until the block ends."""
+        {key: local folder} of each, the trees referred to included (an output written from them
+        may name their files: its manifest records them); none is evicted until the block ends."""
         self._folders()
         holder = self.state / "holds" / f"{os.getpid()}-{next(_counter)}-{uuid.uuid4().hex[:6]}"
         wanted: list[str] = []
@@ -110,7 +111,7 @@ class ArtifactCache:
                 refs = self._fetch(key)
                 paths[key] = self.path_of(key)
                 todo.extend(r for r in refs if r not in wanted)
-            yield {k: paths[k] for k in dict.fromkeys(keys)}
+            yield {k: paths[k] for k in wanted}
         finally:
             holder.unlink(missing_ok=True)
 

@@ -3,8 +3,9 @@ the loopback, tests/s3server.py), two Celery workers that cannot see each other'
 test's (each in its own mount namespace, with a private tmpfs over the whole test data folder:
 `unshare --mount`, as root), and a web app (this test process) with no artifact folder at all.
 
-A dataset uploaded through the API is converted on one worker and split, transformed and
-previewed from the other: every input crosses machines through the bucket (an ImageDirectory's
+The digits story (a sweep whose trials train 2 x 1 across both workers, the best registered and
+deployed from the browser, packaged on a worker, served from the bucket and scored), and a dataset
+uploaded through the API converted on one worker and split, transformed and previewed from the other: every input crosses machines through the bucket (an ImageDirectory's
 index names its input's images, so the trees it refers to come along), logs reach the Outputs +
 logs pane while nodes run, the Visualize pane and its thumbnails, downloads and logs are served
 from the store."""
@@ -19,7 +20,6 @@ import pytest
 from django.conf import settings
 
 from designer.engine import statuses as st
-from designer.pipelines.models import NodeRun
 from designer.pipelines.runs import service as runs
 from tests.conftest import TEST_DATA
 from tests.datasets.test_datasets_api import image_zip, upload
@@ -197,18 +197,6 @@ def _objects(server, env):
     return found
 
 
-def test_a_worker_killed_during_an_upload_leaves_nothing_readable(bucket_settings, transactional_db, users):
-    """The store half-written (files of a tree without its manifest) is no output for anyone."""
-    from designer.pipelines import artifact_store
-    from designer.pipelines.runs import artifacts
-
-    store = artifact_store.get()
-    store.put_bytes("77/n1/out/value.txt", b"17")  # what a worker killed before the manifest leaves
-    assert not artifacts.exists("77/n1/out")
-    assert store.manifest("77/n1/out") is None
-    assert NodeRun.objects.count() == 0
-
-
 @pytest.fixture(scope="module")
 def two_cpu_workers(bucket_env, django_db_setup, django_db_blocker):
     """Two isolated workers of one compute target (a distributed node's nodes run on one target),
@@ -270,3 +258,106 @@ def test_each_node_goes_to_the_worker_that_caches_its_inputs(two_cpu_machines, o
             break
         time.sleep(0.5)
     assert caches[idle]["bytes_fetched"] == 0 and caches[where["data"]]["hits"] >= 5, caches
+
+
+@pytest.mark.timeout(900)  # a sweep of two 2 x 1 digits trainings, a packaging and a serving process
+def test_the_digits_story_on_two_workers_that_share_no_folder(two_cpu_machines, bucket_settings, users, browser,
+                                                               request, tmp_path, transactional_db):
+    """The original's story with nothing shared but PostgreSQL, Redis and the bucket: a sweep of the
+    digits example's learning rate whose trials train 2 x 1 across the two isolated workers, the
+    best trial registered and deployed from the browser (a web app with no artifact folder), the
+    version packaged on a worker and served by a scoring process from the bucket, and scored."""
+    import json
+    import subprocess
+
+    from designer.pipelines.models import Endpoint, ModelVersion, Pipeline
+    from designer.pipelines.sweeps import service as sweeps
+    from tests.e2e.helpers import node as cell
+    from tests.registry.registry_helpers import add_digits
+    from tests.serving.helpers import Serving, png
+    from tests.sweeps.test_sweeps import finished
+
+    owner = users["owner"]
+    doc = json.loads((Path(__file__).parents[2] / "examples" / "digits.json").read_text())
+    doc["nodes"] = [n for n in doc["nodes"] if n["id"] not in ("score", "evaluate")]
+    doc["links"] = [x for x in doc["links"] if x["to"]["node"] not in ("score", "evaluate")]
+    for n in doc["nodes"]:
+        if n["id"] == "dataset":
+            n["parameters"]["dataset"] = add_digits(owner, tmp_path)  # 12 images a digit, uploaded to the bucket
+        if n["id"] == "transform":
+            n["parameters"]["size"] = 32
+        if n["id"] == "train":
+            n["parameters"].update({"epochs": 2, "batch_size": 8, "warmup_step_number": 0, "print_frequency": 0})
+            n["run_settings"] = {"node_count": 2, "process_count_per_node": 1}
+            n["bindings"] = {"learning_rate": "learning_rate"}
+    doc["parameters"] = [{"name": "learning_rate", "type": "float", "default": 0.05, "min": 1e-7, "max": 1.0}]
+    pipeline = Pipeline.objects.create(owner=owner, name="digits across machines", draft=doc)
+    config = {"sampling": "grid", "parameter_space": [{"name": "learning_rate", "expression": "choice", "values": [0.05, 1e-6]}],
+              "policy": {"type": "NoTerminationPolicy"}, "primary_metric_name": "validation_top1_accuracy",
+              "primary_metric_goal": "maximize", "max_total_runs": 2, "max_concurrent_runs": 1}
+    sweep = finished(sweeps.start(owner, doc, config, pipeline=pipeline), timeout=600)
+    trials = list(sweep.trials.values("number", "status", "error"))
+    assert sweep.status == st.COMPLETED and sweep.best_trial is not None, (sweep.message, trials, _train_logs(sweep))
+    best = sweep.best_trial.run
+    train = best.nodes.get(node_id="train")
+    # the 2 x 1 training ran on both machines; rank 1's log, written on the other one, is in the bucket
+    from designer.pipelines.runs import artifacts
+
+    assert {launch.worker.hostname.split("@")[0] for launch in train.launches.all()} == {"one", "two"}
+    assert {"70_driver_log_0.txt", "70_driver_log_1.txt"} <= {f["path"] for f in artifacts.list_area(best.pk, "train", "logs")}
+
+    serving = Serving(TEST_DATA, **bucket_settings, ARTIFACT_ROOT=str(TEST_DATA / "no-such-folder"),
+                      WORKER_CACHE_DIR=str(TEST_DATA / "serving-cache"))
+    request.addfinalizer(serving.stop)
+    web = Daphne({**os.environ, **bucket_settings, "DATABASE_URL": worker_database_url(), "DEBUG": "true",
+                  "ARTIFACT_ROOT": str(TEST_DATA / "no-such-folder"), "SERVING_URL": serving.url},
+                 name="daphne-story").wait_ready()
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        sign_in(context, web, owner)
+        page = context.new_page()
+        page.goto(f"{web.url}/pipelines/{pipeline.pk}/?run={best.pk}")
+        page.wait_for_selector("html[data-designer-ready=true]")
+        page.wait_for_selector("#run-banner >> text=completed")
+        page.click("[role=tab][data-tab=outputs]")
+        cell(page, "train").click()
+        page.wait_for_selector("#tab-outputs h3 >> text=Train PyTorch Model in run")
+        page.wait_for_selector("#log-text:has-text('Epoch')")  # the driver log, read from the bucket
+        page.click("#register-model")
+        page.fill("#register-name", "digits-across")
+        page.click("#register-submit")
+        page.wait_for_selector("#register-done")
+        version = ModelVersion.objects.get(model__name="digits-across", version=1)
+        assert version.run_id == best.pk
+        page.click("#register-deploy")
+        page.wait_for_url(f"{web.url}/endpoints/digits-across/")
+        page.wait_for_selector("html[data-endpoint-loaded]")
+        # a worker packages the version from the bucket, the scoring process loads it from there
+        page.wait_for_selector("html[data-endpoint-status=healthy]", timeout=patience(300_000))
+        page.screenshot(path=str(shot_dir(request) / "endpoint.png"), full_page=True)
+        page.click("#show-curl-key")
+        command = page.inner_text("#curl")
+    finally:
+        context.close()
+        web.stop()
+    (tmp_path / "image.png").write_bytes(png(size=(32, 32)))
+    done = subprocess.run(["bash", "-c", command + " --silent --show-error --fail-with-body"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (done.stdout, done.stderr, serving.log())
+    answer = json.loads(done.stdout)
+    assert answer["classes"] == [str(d) for d in range(10)] and len(answer["predictions"]) == 1, answer
+    assert Endpoint.objects.get(name="digits-across").version == version
+    assert not Path(settings.ARTIFACT_ROOT).exists()  # nothing of it went to a folder of this machine
+
+
+def _train_logs(sweep) -> str:
+    """The logs of each trial's training, from the bucket (for a failure's message)."""
+    from designer.pipelines.runs import artifacts
+
+    text = ""
+    for trial in sweep.trials.exclude(run=None):
+        for f in artifacts.list_area(trial.run_id, "train", "logs"):
+            with contextlib.suppress(Exception):
+                body = artifacts.artifact_store.get().read_bytes(f"{artifacts.node_key(trial.run_id, 'train')}/logs/{f['path']}", 1 << 20)
+                text += f"\n--- trial {trial.number} {f['path']}:\n" + body.decode(errors="replace")[-20000:]
+    return text

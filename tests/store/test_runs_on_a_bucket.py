@@ -3,6 +3,7 @@ bucket before a node counts as completed, reuse finds them there with the worker
 and a store that is away or a cache too small fails the node with a sentence saying which, never a
 run left hanging."""
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,32 @@ def test_an_uploaded_component_runs_from_the_bucket(on_bucket, owner_client, use
     assert run.status == "completed", statuses(run)
     with artifact_store.materialized(run.nodes.get().outputs["out"]) as out:
         assert (out / "value.txt").read_text() == "from the bucket"
+
+
+def test_an_output_records_the_trees_its_index_names_two_steps_up(on_bucket, owner_client, users):
+    """Apply Image Transformation's index names Convert's images (read through Split's index): its
+    manifest records Convert's tree, so that a machine with nothing cached (a rank of a distributed
+    training on another worker) fetches those images with it."""
+    import csv
+
+    from designer.pipelines import artifact_store
+    from tests.pipes import link, node, pipeline
+
+    ds = upload(owner_client, image_zip()).json()
+    doc = pipeline(
+        [node("data", "dataset", dataset=ds["id"]), node("convert", "convert_to_image_directory"),
+         node("split", "split_image_directory", fraction=0.5), node("init", "init_image_transformation"),
+         node("apply", "apply_image_transformation", mode="For inference")],
+        [link("data", "convert", "dataset", "input_dataset"), link("convert", "split", "image_directory", "image_directory"),
+         link("init", "apply", "image_transformation", "image_transformation"),
+         link("split", "apply", "results_dataset1", "image_directory")])
+    run = runs.submit(users["owner"], doc, inline=True)
+    run.refresh_from_db()
+    assert run.status == "completed", statuses(run)
+    key = run.nodes.get(node_id="apply").outputs["transformed_image_directory"]
+    assert f"{run.pk}/convert/image_directory" in artifact_store.get().manifest(key).refs
+
+    shutil.rmtree(on_bucket.WORKER_CACHE_DIR)  # another machine
+    with artifact_store.held([key]) as held, (held[key] / "index.csv").open() as f:
+        images = [row["path"] for row in csv.DictReader(f)]
+        assert images and all(Path(p).is_file() for p in images), images[:3]
