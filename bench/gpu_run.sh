@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# One command for a lent GPU machine (the `device` tool runs it over a copy of the working tree):
-#     bash bench/gpu_run.sh            # about 8 minutes on an H100/H200: the bench, then the GPU checks
+# One command for a GPU machine, run in a copy of the working tree:
+#     bash bench/gpu_run.sh            # about 8 minutes on an NVIDIA H100 or H200 with 16 cores: the bench, then the GPU checks
 #     SIDES=synthetic,plain_bf16,engine bash bench/gpu_run.sh   # fewer rows of the bench
-# Its image has torch, torchvision, Pillow, numpy, PyYAML, onnx and onnxruntime, and no Django:
-# both scripts need nothing else. Full outputs go to $OUT (the device tool brings them back). Each
+# The machine needs torch, torchvision, Pillow, numpy, PyYAML, onnx and onnxruntime, and no Django:
+# both scripts need nothing else. Full outputs go to $OUT (default /tmp/gpu-run). Each
 # step has a time limit, so that a slow or stuck one leaves the others their time.
 set -u
 OUT=${OUT:-/tmp/gpu-run}

@@ -10,6 +10,7 @@ from designer.pipelines.catalogue import component_views, components_api
 from designer.pipelines.datasets import api as datasets_api
 from designer.pipelines.endpoints import api as endpoints_api
 from designer.pipelines.endpoints import views as endpoint_views
+from designer.pipelines.jobs import views as job_views
 from designer.pipelines.registry import api as registry_api
 from designer.pipelines.registry import views as registry_views
 from designer.pipelines.runs import api, views
@@ -74,6 +75,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("pipelines/new", views.pipeline_new, name="pipeline_new"),
     path("compute", views.compute, name="compute"),
+    path("jobs/", job_views.jobs, name="jobs"),
     path("sweeps/", sweep_views.sweep_list, name="sweeps"),
     path("sweeps/<int:pk>/", sweep_views.sweep_page, name="sweep"),
     path("runs/compare", sweep_views.compare_page, name="compare_runs"),

@@ -2,12 +2,12 @@
 waits were measured on, so that a slow or crowded CI machine lengthens them instead of failing
 tests that would pass given the time.
 
-CI's machines differ: the same suite has taken 2,046 s and 4,345 s of CI time a day apart, the
-second failing two tests on time alone (a training waited 150 s for, a file 2% over its budget).
-The measure: a fixed piece of pure-Python work, timed several times when the session starts, the
+CI's machines differ: the same suite took 2,046 s and 4,345 s on two 2-core CI machines on
+2026-11-28, the second failing two tests on time alone (a training waited 150 s for, a file 2% over
+its budget). The measure: a fixed piece of pure-Python work, timed several times when pytest starts, the
 fastest taken (a passing burst of other work does not count, a machine slow all along does), against
-REFERENCE_SECONDS, what it took on the reference machine (2026-11-28, the eleventh session's VM: an
-AMD EPYC at 2.45 GHz, 2 cores, quiet). The ratio, at least 1 and at most MAX, scales the budgets
+REFERENCE_SECONDS, what it took on the reference machine (a VM with 2 cores of an AMD EPYC at
+2.45 GHz, no GPU, quiet, 2026-11-28). The ratio, at least 1 and at most MAX, scales the budgets
 and `patience()`'s waits; the first process measures it and hands it to pytest-xdist's processes
 (TEST_MACHINE_SLOWNESS, which also sets it by hand: 1 keeps every figure as written).
 
@@ -45,7 +45,7 @@ def measure(samples: int = 9) -> float:
 
 
 def slowness() -> float:
-    """The session's figure: given (TEST_MACHINE_SLOWNESS), or measured once and kept for the
+    """The test run's figure: given (TEST_MACHINE_SLOWNESS), or measured once and kept for the
     processes this one starts."""
     if ENV not in os.environ:
         os.environ[ENV] = f"{measure():.2f}"

@@ -35,7 +35,8 @@ def text(value, what: str, limit: int, blank: bool = False) -> str:
     """`value` stripped, checked to be text of 1 to `limit` characters (0 with `blank`) without
     control characters; LabelError naming `what` otherwise."""
     if not isinstance(value, str):
-        raise LabelError(f"`{what}` is text of at most {limit} characters, got {type(value).__name__}")
+        shown = repr(value)
+        raise LabelError(f"`{what}` is text, got {shown if len(shown) <= 60 else shown[:57] + '...'}")
     value = value.strip()
     if not value and not blank:
         raise LabelError(f"`{what}` is empty: give text of 1 to {limit} characters, or leave `{what}` out")
