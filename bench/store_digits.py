@@ -38,8 +38,8 @@ REDIS = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/9")
 
 def main() -> int:
     if os.geteuid() != 0 or not shutil.which("unshare"):
-        print("bench/store_digits.py needs root and unshare (a private mount namespace per worker)")
-        return 2
+        print("bench/store_digits.py skipped: it needs root and unshare (a private mount namespace per worker)")
+        return 0
     import psycopg
 
     database = f"bench_store_digits_{os.getpid()}"
