@@ -76,6 +76,13 @@ class ArtifactCache:
         tmp.write_text(json.dumps(doc))
         tmp.rename(self.state / "index.json")
 
+    def _clear_incoming(self) -> None:
+        """The partial downloads of processes that died mid-fetch (a SIGKILL leaves them): gone."""
+        for d in (self.state / "incoming").iterdir():
+            pid = d.name.split("-")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+
     def _held_keys(self) -> set[str]:
         held: set[str] = set()
         for f in (self.state / "holds").iterdir():
@@ -154,7 +161,8 @@ class ArtifactCache:
                 raise NotInStore(f"{self.store.describe()}: the artifact {key!r} is not in the store "
                                  "(never completed, or deleted)")
             self._make_room(manifest.size, key)
-            incoming = self.state / "incoming" / uuid.uuid4().hex
+            incoming = self.state / "incoming" / f"{os.getpid()}-{uuid.uuid4().hex}"
+            self._clear_incoming()
             try:
                 self.store.download_tree(manifest, incoming)
                 target = self.path_of(key)

@@ -5,6 +5,7 @@ used first, shared by the processes of a worker."""
 import multiprocessing
 import os
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -139,3 +140,21 @@ def test_a_tree_whose_folder_went_missing_is_fetched_again_in_its_own_room(store
         assert (held["a/n/out"] / "part-0.bin").stat().st_size == 150 * KB
     stats = cache.stats()
     assert (stats["entries"], stats["bytes"], stats["misses"]) == (1, 150 * KB, 2)
+
+
+def test_a_download_left_half_way_by_a_killed_process_is_cleared_by_the_next_fetch(store, tmp_path):
+    put_tree(store, tmp_path, "6/n/out", 10 * KB)
+    cache = ArtifactCache(store, tmp_path / "cache", 1024 * KB)
+    with cache.hold(["6/n/out"]):
+        pass
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a process id that no process has now
+    left = tmp_path / "cache" / ".state" / "incoming" / f"{dead.pid}-0123abcd"
+    (left / "images").mkdir(parents=True)
+    (left / "images" / "part.png").write_bytes(b"x" * 1000)  # what a SIGKILL mid-download leaves
+    mine = tmp_path / "cache" / ".state" / "incoming" / f"{os.getpid()}-4567ef00"
+    mine.mkdir()  # a live process's download under way is left alone
+    put_tree(store, tmp_path, "7/n/out", 10 * KB)
+    with cache.hold(["7/n/out"]):
+        pass
+    assert sorted(p.name for p in (tmp_path / "cache" / ".state" / "incoming").iterdir()) == [mine.name]
