@@ -109,7 +109,7 @@ def pipeline_clone(request, pk):
     return JsonResponse(pipeline_json(drafts.clone(drafts.owned(request.user, pk))), status=201)
 
 
-@api("GET", doc={"GET": Op("The pipeline file (JSON) of a pipeline: what pipelines/import and run_pipeline read", s.DOCUMENT)})
+@api("GET", doc={"GET": Op("The pipeline file (JSON) of a pipeline: what pipelines/import and run_pipeline read", s.PIPELINE_FILE)})
 def pipeline_export(request, pk):
     p = drafts.owned(request.user, pk)
     response = HttpResponse(drafts.export_text(p), content_type="application/json")
