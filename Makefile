@@ -123,6 +123,7 @@ bench: deps chromium
 	$(PY) bench/serve.py
 	$(PY) bench/limits.py
 	$(PY) bench/store.py
+	$(PY) bench/store_digits.py
 
 lint: deps
 	.venv/bin/ruff check .

@@ -176,8 +176,8 @@ ARTIFACT_STORE_ENDPOINT_URL = env_url(_endpoint, "", ("http", "https")) if os.en
 WORKER_CACHE_DIR = Path(env_str("WORKER_CACHE_DIR", str(DATA_DIR / "worker-cache"))).absolute()
 WORKER_CACHE_MB = env_float("WORKER_CACHE_MB", 50 * 1024, minimum=1)
 LOG_SYNC_SECONDS = env_float("LOG_SYNC_SECONDS", 2.0, minimum=0.1)  # how often a running node's logs reach the store
-# how long a node that has ended waits for a store that is away (a restart, the network) to keep its
-# outputs, trying again, before it is failed saying so
+# how long a node waits for a store that is away (a restart, the network) to fetch its inputs or
+# keep its outputs, trying again, before it is failed saying so
 STORE_RETRY_SECONDS = env_float("STORE_RETRY_SECONDS", 300.0, minimum=0)
 # uploaded datasets live under ARTIFACT_ROOT/datasets/<owner id>/...; larger uploads are refused (413)
 DATASET_MAX_UPLOAD_MB = env_float("DATASET_MAX_UPLOAD_MB", 2048, minimum=1)

@@ -44,13 +44,14 @@ class ToyBlob(Module):
     label = "Toy blob"
     category = "Tests"
     outputs = [Port("Out", ImageDirectory)]
-    params = [Int("Files", default=4, min=1, max=1000), Int("File KB", default=64, min=1, max=10_000)]
+    params = [Int("Files", default=4, min=1, max=1000),
+              Int("File KB", default=64, min=1, max=10_000, help="the first file's size; the n-th is n times as large")]
 
     def run(self, ctx):
-        """An output of many random bytes (its upload takes a while through a slow link)."""
+        """An output of random bytes in files of growing sizes (their uploads end one after another)."""
         out = ctx.output_dir("out")
         for i in range(ctx.params["files"]):
-            (out / f"blob{i:04d}.bin").write_bytes(os.urandom(ctx.params["file_kb"] * 1024))
+            (out / f"blob{i:04d}.bin").write_bytes(os.urandom(ctx.params["file_kb"] * 1024 * (i + 1)))
         (out / "value.txt").write_text(str(ctx.params["files"]))
         ctx.log(f"wrote {ctx.params['files']} files")
 

@@ -1,15 +1,18 @@
 """The artifact store in an S3-compatible bucket (AWS S3, SeaweedFS, Ceph RGW, Garage, MinIO)
 through boto3: multipart transfers in parallel, retries, presigned URLs. The interface, the
-layout of keys and manifests: store.py."""
+layout of keys and manifests: store.py; a tree's small files travel in packs: packs.py."""
 from __future__ import annotations
 
 import hashlib
 import io
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from designer.engine import packs
 from designer.engine.store import (
     CHUNK,
     MANIFESTS,
@@ -30,6 +33,11 @@ def _boto():
     import botocore.exceptions
     from boto3.s3.transfer import TransferConfig
     return boto3, botocore, TransferConfig
+
+
+PACK_THREADS = 4  # packs moved side by side (each held in memory whole: at most PACK_BYTES)
+KNOWN_TREES = 512  # manifests kept to find packed files (a tree's thumbnails read one after another)
+TREE_DEPTH = 6  # folders above a file looked up for the tree that packed it
 
 
 class S3Store(Store):
@@ -55,6 +63,9 @@ class S3Store(Store):
         self.s3 = boto3.session.Session().client("s3", endpoint_url=self.endpoint_url, config=config)
         self.transfer = TransferConfig(multipart_threshold=CHUNK, multipart_chunksize=CHUNK,
                                        max_concurrency=TRANSFER_THREADS, io_chunksize=1024 * 1024)
+        # manifests read here, to find a packed file's pack: never to say that a tree exists
+        self._trees: OrderedDict[str, Manifest] = OrderedDict()
+        self._trees_lock = threading.Lock()
 
     def describe(self) -> str:
         where = f" at {self.endpoint_url}" if self.endpoint_url else ""
@@ -109,15 +120,27 @@ class S3Store(Store):
     def upload_tree(self, key, folder, refs=()):
         folder = Path(folder)
         files = scan_tree(folder)
+        bundles, alone = packs.plan(files)
+        upload = packs.upload_id()
         from concurrent.futures import ThreadPoolExecutor
 
         def one(rel):
             self._call(f"uploading {key}/{rel}", self.s3.upload_file, str(folder / rel), self.bucket,
                        self._key(f"{check_key(key)}/{rel}"), Config=self.transfer)
-        small = [r for r, f in files.items() if f["size"] < CHUNK]
-        with ThreadPoolExecutor(TRANSFER_THREADS) as pool:  # small files side by side; large ones
-            list(pool.map(one, small))                      # each in parallel parts by boto3
-        for rel in files:
+
+        def pack(item):
+            n, rels = item
+            name = f"{upload}-{n}"
+            data = packs.read(folder, rels, files, name)
+            self._put(packs.pack_key(check_key(key), name), data)
+        small = [r for r in alone if files[r]["size"] < CHUNK]
+        # the small files in packs, a few side by side (each read whole); the others side by side,
+        # the large ones each in parallel parts by boto3
+        with ThreadPoolExecutor(PACK_THREADS) as pool:
+            list(pool.map(pack, enumerate(bundles)))
+        with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
+            list(pool.map(one, small))
+        for rel in alone:
             if rel not in small:
                 one(rel)
         manifest = Manifest(key, files, sorted(set(refs)))
@@ -136,12 +159,100 @@ class S3Store(Store):
             if target.stat().st_size != int(manifest.files[rel]["size"]):
                 raise StoreError(f"{self.describe()}: {manifest.key}/{rel} has {target.stat().st_size} bytes, "
                                  f"its manifest says {manifest.files[rel]['size']}")
-        small = [r for r, f in manifest.files.items() if int(f["size"]) < CHUNK]
+
+        def pack(item):
+            name, members = item
+            doing = f"downloading {manifest.key} (a pack of {len(members)} files)"
+            data = self._body(self._call(doing, self.s3.get_object, Bucket=self.bucket,
+                                         Key=self._key(packs.pack_key(manifest.key, name))), doing)
+            try:
+                packs.split(data, members, dest)
+            except OSError as e:
+                raise StoreError(f"{self.describe()}: {manifest.key}: {e}") from None
+        alone = [r for r, f in manifest.files.items() if not f.get("pack")]
+        small = [r for r in alone if int(manifest.files[r]["size"]) < CHUNK]
+        with ThreadPoolExecutor(PACK_THREADS) as pool:
+            list(pool.map(pack, packs.members(manifest.files).items()))
         with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
             list(pool.map(one, small))
-        for rel in manifest.files:
+        for rel in alone:
             if rel not in small:
                 one(rel)
+
+    def manifest(self, key):
+        found = super().manifest(key)
+        if found is not None:
+            with self._trees_lock:
+                self._trees[key] = found
+                while len(self._trees) > KNOWN_TREES:
+                    self._trees.popitem(last=False)
+        return found
+
+    # ---- a tree's file in a pack (packs.py)
+    def _packed(self, key: str) -> tuple[str, int, int] | None:
+        """Where the file `key` is when a manifest read here put it in a pack: (the pack's key,
+        offset, size); None when no manifest read here says so."""
+        parts = key.split("/")
+        with self._trees_lock:
+            for n in range(len(parts) - 1, 0, -1):
+                tree = self._trees.get("/".join(parts[:n]))
+                if tree is not None:
+                    f = tree.files.get("/".join(parts[n:]))
+                    if f is None or not f.get("pack"):
+                        return None
+                    return packs.pack_key(tree.key, str(f["pack"])), int(f["offset"]), int(f["size"])
+        return None
+
+    def _find_packed(self, key: str) -> tuple[str, int, int] | None:
+        """When the object `key` is not in the bucket: the manifests of the folders above it,
+        deepest first, for a tree that keeps it in a pack."""
+        parts = key.split("/")
+        if parts[0] in (MANIFESTS, packs.PACKS):
+            return None
+        for n in range(len(parts) - 1, max(0, len(parts) - 1 - TREE_DEPTH), -1):
+            if self.manifest("/".join(parts[:n])) is not None:
+                return self._packed(key)
+        return None
+
+    def _forget(self, key: str) -> None:
+        with self._trees_lock:
+            for tree in [t for t in self._trees if key == t or key.startswith(f"{t}/") or t.startswith(f"{key}/")]:
+                del self._trees[tree]
+
+    def _get(self, key: str, first: int = 0, length: int | None = None) -> dict:
+        """GetObject of `key` (from `first`, `length` bytes or to the end), a packed file's bytes
+        read from its pack."""
+        where = self._packed(key)
+        if where is not None:
+            try:
+                return self._get_packed(where, first, length, key)
+            except NotInStore:
+                self._forget(key)  # its tree was deleted since (and perhaps written again)
+        try:
+            return self._get_object(self._key(key), first, length, key)
+        except NotInStore:
+            where = self._find_packed(key)
+            if where is None:
+                raise
+        return self._get_packed(where, first, length, key)
+
+    def _get_packed(self, where: tuple[str, int, int], first: int, length: int | None, key: str) -> dict:
+        pack, offset, size = where
+        end = size if length is None else min(size, first + length)
+        if first >= end:
+            return {"Body": io.BytesIO(b""), "ContentLength": 0}
+        return self._get_object(self._key(pack), offset + first, end - first, key)
+
+    def _get_object(self, full_key: str, first: int, length: int | None, key: str) -> dict:
+        ranged = {} if first == 0 and length is None else \
+            {"Range": f"bytes={first}-{first + length - 1}" if length is not None else f"bytes={first}-"}
+        return self._call(f"reading {key}", self.s3.get_object, Bucket=self.bucket, Key=full_key, **ranged)
+
+    def _body(self, answer: dict, doing: str) -> bytes:
+        try:
+            return answer["Body"].read()
+        except (self._errors.BotoCoreError, OSError) as e:
+            raise self._explain(e, doing) from None
 
     # ---- single objects
     def _put(self, key, data: bytes):
@@ -178,27 +289,29 @@ class S3Store(Store):
         self._put(check_key(key), data)
 
     def open(self, key):
-        answer = self._call(f"reading {key}", self.s3.get_object, Bucket=self.bucket, Key=self._key(check_key(key)))
+        answer = self._get(check_key(key))
         return _Body(answer["Body"], int(answer["ContentLength"]))
 
     def size(self, key):
-        try:
-            head = self._call(f"looking up {key}", self.s3.head_object, Bucket=self.bucket, Key=self._key(check_key(key)))
-        except NotInStore:
-            return None
-        return int(head["ContentLength"])
+        where = self._packed(check_key(key))
+        if where is None:
+            try:
+                head = self._call(f"looking up {key}", self.s3.head_object, Bucket=self.bucket, Key=self._key(key))
+                return int(head["ContentLength"])
+            except NotInStore:
+                where = self._find_packed(key)
+        return where[2] if where is not None else None
 
     def read_range(self, key, offset, length):
         if length <= 0:
             return b""
         try:
-            answer = self._call(f"reading {key}", self.s3.get_object, Bucket=self.bucket, Key=self._key(key),
-                                Range=f"bytes={int(offset)}-{int(offset) + int(length) - 1}")
+            answer = self._get(key, int(offset), int(length))
         except StoreError as e:
             if "InvalidRange" in str(e):  # from at or past the end
                 return b""
             raise
-        return answer["Body"].read()
+        return self._body(answer, f"reading {key}")
 
     def list(self, prefix):
         base = self._key(check_key(prefix)) + "/"
@@ -221,8 +334,10 @@ class S3Store(Store):
         check_key(prefix)
         self._call("removing a manifest", self.s3.delete_object, Bucket=self.bucket,
                    Key=self._key(f"{MANIFESTS}/{prefix}.json"))
+        self._forget(prefix)
         removed = 0
-        for base in (self._key(f"{MANIFESTS}/{prefix}") + "/", self._key(prefix) + "/"):
+        for base in (self._key(f"{MANIFESTS}/{prefix}") + "/", self._key(prefix) + "/",
+                     self._key(packs.pack_key(prefix, "")).rstrip("/") + "/"):
             for page in self._pages(base):
                 keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
                 if keys:
@@ -232,6 +347,8 @@ class S3Store(Store):
         return removed
 
     def download_url(self, key, filename, seconds=300):
+        if self._packed(check_key(key)) is not None or self.size(key) is None or self._packed(key) is not None:
+            return None  # a file kept in a pack: the web app streams its bytes (a link cannot ask for a range)
         safe = filename.replace('"', "")
         return self.s3.generate_presigned_url(
             "get_object", ExpiresIn=seconds,

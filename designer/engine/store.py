@@ -9,7 +9,7 @@ boto3.
 Keys are POSIX paths relative to the store's root, laid out as designer/engine/paths.py says
 (`<run id>/<node id>/<port>`, `<run id>/<node id>/logs/<file>`, `datasets/...`, `models/...`,
 `components/...`). A *tree* is a folder kept as a whole (a node's output): its files are uploaded
-first and its manifest last (`_manifests/<key>.json`: every file with its size and SHA-256, and
+first (in a bucket, its small files together in a few packs: packs.py) and its manifest last (`_manifests/<key>.json`: every file with its size and SHA-256, and
 the other trees its files refer to). A tree without a manifest does not exist for any reader, so
 a worker killed half way through an upload leaves nothing that can be read or reused.
 
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO
 
 MANIFESTS = "_manifests"
+PACKS = "_packs"  # a tree's small files, kept together (packs.py)
 MANIFEST_VERSION = 1
 CHUNK = 8 * 1024 * 1024  # multipart part size, and the read size of streamed downloads
 TRANSFER_THREADS = 8
@@ -73,15 +74,19 @@ def check_key(key: str) -> str:
     if not isinstance(key, str) or not key or key.startswith("/") or "\0" in key or "\\" in key:
         raise ValueError(f"{key!r:.120} is not an artifact key")
     parts = key.split("/")
-    if any(p in ("", ".", "..") for p in parts) or parts[0] == MANIFESTS:
+    if any(p in ("", ".", "..") for p in parts) or parts[0] in (MANIFESTS, PACKS):
         raise ValueError(f"{key!r:.120} is not an artifact key")
     return key
 
 
 def check_object_key(key: str) -> str:
-    """Any key `walk()` gives: an artifact key, or a tree's manifest `_manifests/<key>.json`."""
+    """Any key `walk()` gives: an artifact key, a tree's manifest `_manifests/<key>.json`, or one
+    of a tree's packs `_packs/<key>/<name>` (packs.py)."""
     if isinstance(key, str) and key.startswith(f"{MANIFESTS}/") and key.endswith(".json"):
         check_key(key[len(MANIFESTS) + 1:-len(".json")])
+        return key
+    if isinstance(key, str) and key.startswith(f"{PACKS}/") and key.count("/") >= 2:
+        check_key(key[len(PACKS) + 1:])
         return key
     return check_key(key)
 

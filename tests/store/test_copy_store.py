@@ -149,7 +149,13 @@ def test_the_manifests_of_a_bucket_come_after_the_files(s3_server, tmp_path):
             super().put_object(key, path)
 
     tally = command.copy_store(source, Recording(tmp_path / "dest"), threads=4)
-    assert (tally.copied, tally.failures) == (9, {})
+    assert (tally.copied, tally.failures) == (6, {})  # each tree's pack (its two small files), then the manifests
     kinds = [k.startswith(MANIFESTS) for k in order]
-    assert kinds == [False] * 6 + [True] * 3
+    assert kinds == [False] * 3 + [True] * 3
     assert json.loads((tmp_path / "dest" / MANIFESTS / "9/n1/out.json").read_bytes())["key"] == "9/n1/out"
+    # a folder's readers read files: the packed ones are written out beside the packs
+    assert tally.unpacked == 6 and (tmp_path / "dest" / "9/n1/out/_meta.yaml").read_bytes() == b"x"
+    with LocalStore(tmp_path / "dest").open("9/n2/out/a.bin") as f:
+        assert len(f.read()) == 100
+    again = command.copy_store(source, LocalStore(tmp_path / "dest"), threads=4)
+    assert (again.copied, again.skipped, again.unpacked, again.failures) == (0, 6, 0, {})

@@ -29,6 +29,7 @@ def on_bucket(server, settings, tmp_path):
     settings.ARTIFACT_ROOT = tmp_path / "no-artifact-folder"
     settings.WORKER_CACHE_DIR = tmp_path / "cache"
     settings.LOG_SYNC_SECONDS = 0.2
+    settings.STORE_RETRY_SECONDS = 1  # a store away is waited for this long (tests/store/test_store_faults.py: longer)
     return settings
 
 
@@ -68,7 +69,8 @@ def test_a_store_that_is_away_fails_the_node_saying_so(on_bucket, owner_client, 
     run.refresh_from_db()
     assert run.status == "failed"
     data = run.nodes.get(node_id="data")
-    assert data.status == "failed" and "cannot be reached" in data.error and "ARTIFACT_STORE=s3://artifacts" in data.error
+    assert data.status == "failed" and data.error.startswith("StoreFailed: its inputs could not be fetched from the artifact store")
+    assert "cannot be reached" in data.error and "ARTIFACT_STORE=s3://artifacts" in data.error, data.error
     assert "Traceback" not in data.error
     assert {nr.node_id: nr.status for nr in run.nodes.all()} == {"data": "failed", "convert": "not_run", "split": "not_run"}
 

@@ -8,6 +8,7 @@ ended by launchers/distributed.py.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -20,7 +21,7 @@ from django.utils import timezone
 from designer.engine import cache, executor
 from designer.engine import statuses as st
 from designer.engine.artifact_cache import CacheFull
-from designer.engine.store import StoreError
+from designer.engine.store import NotInStore, StoreError
 from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers
 from designer.pipelines.models import NodeRun
@@ -87,12 +88,16 @@ def execute_noderun(noderun_id: int) -> list[int]:
             # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
             folder = artifacts.node_dir(nr.run_id, nr.node_id)
             # its inputs here (with a bucket: fetched into this worker's cache, held while it runs)
-            with artifacts.LogSync(nr.run_id, nr.node_id), artifacts.fetched(artifacts.input_keys(nr, module)) as held:
+            with artifacts.LogSync(nr.run_id, nr.node_id), contextlib.ExitStack() as inputs:
+                keys = artifacts.input_keys(nr, module)
+                held = _waiting_for_store(nr, folder, ("its inputs", "fetched from"), beat.cancelled,
+                                          lambda: inputs.enter_context(artifacts.fetched(keys)))
                 written = executor.execute(module, node, _inputs(nr, held), folder,
                                            watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
                 # kept in the store before it counts as completed: a worker lost during the upload
                 # leaves nothing that any reader sees, and the node is reaped as lost
-                outputs = _kept(nr, folder, written, held, beat.cancelled)
+                outputs = _waiting_for_store(nr, folder, ("its outputs", "kept in"), beat.cancelled,
+                                             lambda: artifacts.keep_outputs(nr.run_id, nr.node_id, written, held))
         except BaseException as e:  # the module's own error, a Cancelled, the store's refusal, or the worker's shutdown
             error = e
         artifacts.tidy(nr.run_id, nr.node_id, outputs)
@@ -113,23 +118,24 @@ def _inputs(nr: NodeRun, held: dict[str, Path]) -> dict[str, executor.InputArtif
     return inputs
 
 
-def _kept(nr: NodeRun, folder: Path, written: dict[str, str], held: dict[str, Path], cancelled) -> dict[str, str]:
-    """Its outputs in the store ({port: key}). A store that is away (a restart, the network) is
-    tried again for STORE_RETRY_SECONDS, the node running on and saying so in its log; then (or
-    when the cache cannot hold them, or on a cancel) the node fails, saying why."""
-    began = time.monotonic()
-    pause = 1.0
+def _waiting_for_store(nr: NodeRun, folder: Path, what: tuple[str, str], cancelled, attempt):
+    """attempt(): fetching its inputs or keeping its outputs. A store that is away (a restart, the
+    network) is tried again for STORE_RETRY_SECONDS, the node running on and saying so in its log;
+    then (or when the cache cannot hold them, or a tree is not in the store, or on a cancel) the
+    node fails, saying why."""
+    things, verb = what
+    began, pause = time.monotonic(), 1.0
     while True:
         try:
-            keys = artifacts.keep_outputs(nr.run_id, nr.node_id, written, held)
+            done = attempt()
         except StoreError as e:
             waited = time.monotonic() - began
-            if isinstance(e, CacheFull) or waited >= settings.STORE_RETRY_SECONDS or cancelled():
+            if isinstance(e, (CacheFull, NotInStore)) or waited >= settings.STORE_RETRY_SECONDS or cancelled():
                 tried = f" (tried again for {waited:.0f} s: STORE_RETRY_SECONDS)" if waited >= 1 else ""
-                executor.append_log(folder, f"its outputs could not be kept in the artifact store{tried}: {e}")
-                raise StoreFailed(f"its outputs could not be kept in the artifact store{tried}: {e}") from None
+                executor.append_log(folder, f"{things} could not be {verb} the artifact store{tried}: {e}")
+                raise StoreFailed(f"{things} could not be {verb} the artifact store{tried}: {e}") from None
             if pause == 1.0:
-                text = (f"its outputs cannot be kept in the artifact store yet: {e}; "
+                text = (f"{things} cannot be {verb} the artifact store yet: {e}; "
                         f"trying again for up to {settings.STORE_RETRY_SECONDS:.0f} s (STORE_RETRY_SECONDS)")
                 executor.append_log(folder, text)
                 log.warning("node run %s: %s", nr.pk, text)
@@ -137,8 +143,8 @@ def _kept(nr: NodeRun, folder: Path, written: dict[str, str], held: dict[str, Pa
             pause = min(pause * 2, 10.0)
             continue
         if pause > 1.0:
-            executor.append_log(folder, f"its outputs were kept in the artifact store after {time.monotonic() - began:.0f} s")
-        return keys
+            executor.append_log(folder, f"{things} were {verb} the artifact store after {time.monotonic() - began:.0f} s")
+        return done
 
 
 class StoreFailed(ModuleError):

@@ -11,7 +11,9 @@ back at the destination and its SHA-256 compared. The trees' files go first and 
 last (designer/engine/store.py): a tree whose copy failed or stopped half way stays invisible
 there. A folder written before manifests existed holds node outputs (`<run>/<node>/<port>` with
 a `_meta.yaml`) and dataset uploads (`datasets/<owner>/<upload>`) with no manifest: one is
-written for each at the destination, so that workers there can fetch them. Nothing at the
+written for each at the destination, so that workers there can fetch them. A bucket keeps a
+tree's small files in packs (designer/engine/packs.py): copied into a folder, the packs come along
+and each packed file is written out beside them, since a folder's readers read files. Nothing at the
 destination is deleted. Failures are listed with their keys; the command then exits non-zero.
 """
 from __future__ import annotations
@@ -28,8 +30,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from designer.engine import paths
 from designer.engine.s3store import S3Store
+from designer.engine import packs
 from designer.engine.store import (
     MANIFESTS,
+    PACKS,
     TRANSFER_THREADS,
     LocalStore,
     Manifest,
@@ -41,7 +45,7 @@ from designer.engine.stores import open_store
 from designer.pipelines.runs.artifacts import REF_SCAN_BYTES, REF_SUFFIXES
 from sdk.formats.meta import META_FILE
 
-NOT_RUNS = {paths.DATASETS_DIR, paths.MODELS_DIR, paths.COMPONENTS_DIR, MANIFESTS}
+NOT_RUNS = {paths.DATASETS_DIR, paths.MODELS_DIR, paths.COMPONENTS_DIR, MANIFESTS, PACKS}
 
 
 @dataclass
@@ -51,6 +55,7 @@ class Tally:
     skipped: int = 0
     skipped_bytes: int = 0
     manifests_written: int = 0
+    unpacked: int = 0  # files of packs written out in a destination folder
     failures: dict[str, str] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # key -> SHA-256 of what the destination holds
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -97,6 +102,8 @@ class Command(BaseCommand):
                    if tally.manifests_written else "")
         self.stdout.write(f"copied {tally.copied} object(s) ({tally.copied_bytes} bytes){written}; skipped "
                           f"{tally.skipped} already there ({tally.skipped_bytes} bytes); {len(tally.failures)} failed")
+        if tally.unpacked:
+            self.stdout.write(f"wrote {tally.unpacked} file(s) of the bucket's packs out as files of the folder")
         if tally.failures:
             raise CommandError(f"{len(tally.failures)} object(s) not copied (listed above): run the same command "
                                "again to retry them (what was copied is skipped)")
@@ -143,9 +150,24 @@ def copy_store(source: Store, dest: Store, threads: int = TRANSFER_THREADS, said
             else:
                 complete.append((key, size))
         list(pool.map(one, complete))
+        if isinstance(dest, LocalStore):
+            _unpack(dest, [k for k, _ in complete if k not in tally.failures], tally)
         if isinstance(source, LocalStore):
             _write_older_manifests(source, dest, files, {k for k, _ in manifests}, present, Path(tmp), tally)
     return tally
+
+
+def _unpack(dest: LocalStore, manifests: list[str], tally: Tally) -> None:
+    """A folder's readers read a tree's files, not a bucket's packs: each packed file written out
+    of its pack (copied with the tree) beside it, where it is not there already."""
+    for key in manifests:
+        tree = key[len(MANIFESTS) + 1:-len(".json")]
+        try:
+            manifest = dest.manifest(tree)
+            if manifest is not None:
+                tally.unpacked += packs.unpack_in_folder(dest.root, tree, manifest.files)
+        except (StoreError, OSError, ValueError) as e:
+            tally.failures[key] = f"its packed files not written out: {e}"[:500]
 
 
 def _failed_below(tally: Tally, tree: str) -> str | None:
