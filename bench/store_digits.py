@@ -64,10 +64,10 @@ def main() -> int:
 
 
 def measure() -> int:
+    import django
+
     from tests.conftest import TEST_DATA  # (sets the suite's defaults: its data folder, its toy modules)
     from tests.s3server import running
-
-    import django
 
     django.setup()
     from django.conf import settings
@@ -83,11 +83,11 @@ def measure() -> int:
             folder = TEST_DATA / f"shared-{round_}"
             settings.ARTIFACT_STORE, settings.ARTIFACT_ROOT = str(folder), folder
             env = {"ARTIFACT_ROOT": str(folder), "ARTIFACT_STORE": str(folder)}
-            times["folder"].append(one_way("folder", lambda: shared_workers(env), TEST_DATA))
+            times["folder"].append(one_way("folder", shared_workers, env, TEST_DATA))
             bucket = server.env(prefix=server.new_prefix())
             settings.ARTIFACT_STORE, settings.ARTIFACT_STORE_ENDPOINT_URL = bucket["ARTIFACT_STORE"], bucket["ARTIFACT_STORE_ENDPOINT_URL"]
             settings.ARTIFACT_ROOT = TEST_DATA / "no-artifact-folder"
-            times["bucket"].append(one_way("bucket", lambda: isolated_workers(bucket), TEST_DATA))
+            times["bucket"].append(one_way("bucket", isolated_workers, bucket, TEST_DATA))
     folder_s, bucket_s = min(times["folder"]), min(times["bucket"])
     ratio = bucket_s / folder_s
     print(f"digits example, two workers: {folder_s:.0f} s on a shared folder, {bucket_s:.0f} s on a bucket with no shared "
@@ -108,8 +108,8 @@ def isolated_workers(env: dict):
     return [isolated_worker(name, "", env) for name in ("isolated-a", "isolated-b")]
 
 
-def one_way(way: str, start, data: Path) -> float:
-    """The digits example on the workers `start` makes (this store in the settings): its seconds."""
+def one_way(way: str, start, env: dict, data: Path) -> float:
+    """The digits example on the workers `start(env)` makes (this store in the settings): its seconds."""
     import io
     import json
 
@@ -121,7 +121,7 @@ def one_way(way: str, start, data: Path) -> float:
     from tests.imagesets import digits_folder
     from tests.workers import registered, stop_all
 
-    workers = start()
+    workers = start(env)
     try:
         for w in workers:
             w.wait_ready(timeout=120)

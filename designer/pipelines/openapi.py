@@ -35,6 +35,9 @@ BOOL = {"type": "boolean"}
 TIME = {"type": "string", "format": "date-time"}
 ANY: dict = {}
 SCHEMAS: dict[str, dict] = {}
+# schemas known only when the document is built (from what is installed: the module catalogue):
+# name -> (build, stamp); build() gives {name: schema, ...}, stamp() changes when they would
+LATE: dict[str, tuple] = {}
 
 
 def maybe(schema: dict) -> dict:
@@ -68,6 +71,23 @@ def named(name: str, schema: dict) -> dict:
         raise ValueError(f"two API schemas are named {name!r}")
     SCHEMAS[name] = schema
     return ref(name)
+
+
+def late(name: str, build, stamp) -> dict:
+    """A reference to the schema `name`, which `build()` makes (with others it references) each
+    time the document is built again: when `stamp()` gives another value (built())."""
+    LATE[name] = (build, stamp)
+    return ref(name)
+
+
+def _late_schemas() -> dict[str, dict]:
+    found: dict[str, dict] = {}
+    for build, _ in LATE.values():
+        for name, schema in build().items():
+            if name in SCHEMAS or found.get(name, schema) != schema:
+                raise ValueError(f"two API schemas are named {name!r}")
+            found[name] = schema
+    return found
 
 
 PROBLEM = named("Problem", obj({"message": STR, "code": STR}, {
@@ -132,7 +152,7 @@ def document(patterns, prefix: str = "/api/") -> dict:
                                     "session (the pages) or send `Authorization: Bearer pd_...`, a personal API token "
                                     "(Account, API tokens). Every refusal is `{\"error\": ..., \"problems\": [...]}`."},
             "paths": paths,
-            "components": {"schemas": dict(sorted(SCHEMAS.items())),
+            "components": {"schemas": dict(sorted({**SCHEMAS, **_late_schemas()}.items())),
                            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"},
                                                "session": {"type": "apiKey", "in": "cookie", "name": "sessionid"}}},
             "security": [{"token": []}, {"session": []}]}
@@ -188,14 +208,17 @@ def schema_view(summary: str, build):
     return view
 
 
-_BUILT: dict[int, dict] = {}
+_BUILT: dict[int, tuple] = {}
 
 
 def built(patterns) -> dict:
-    """document(patterns), built once per process (the routes and declarations are code)."""
-    if id(patterns) not in _BUILT:
-        _BUILT[id(patterns)] = document(patterns)
-    return _BUILT[id(patterns)]
+    """document(patterns), built once per process (the routes and declarations are code) and
+    again when what a late schema is made of changes (a component file of a settings folder)."""
+    stamp = tuple(stamp() for _, stamp in LATE.values())
+    kept = _BUILT.get(id(patterns))
+    if kept is None or len(kept[0]) != len(stamp) or any(a is not b for a, b in zip(kept[0], stamp)):
+        _BUILT[id(patterns)] = (stamp, document(patterns))
+    return _BUILT[id(patterns)][1]
 
 
 def document_view(patterns):

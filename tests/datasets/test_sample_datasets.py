@@ -99,3 +99,28 @@ def test_without_a_user_named_admin_make_run_goes_on_and_a_named_owner_must_exis
     with pytest.raises(CommandError, match="--owner 'nobody': there is no user named 'nobody'"):
         call_command("add_sample_datasets", owner="nobody", stdout=io.StringIO(), stderr=io.StringIO())
     assert not Dataset.objects.exists()
+
+
+def test_the_api_and_submit_read_a_dataset_given_by_name_as_the_users_dataset_of_that_name(client):
+    """examples/digits.json sent as it is: /api/validate names the dataset the user lacks (not "a
+    whole number"), then, once they have one of that name, finds nothing; a run records its id."""
+    import json
+
+    from designer.pipelines.runs import service as runs
+
+    call_command("ensure_admin", stdout=io.StringIO())
+    admin = get_user_model().objects.get(username="admin")
+    client.force_login(admin)
+    doc = json.loads(EXAMPLE.read_text())
+    answer = client.post("/api/validate", doc, content_type="application/json").json()
+    texts = [p["text"] for p in answer["problems"]]
+    assert not answer["valid"] and any("you have no dataset named 'digits'" in t for t in texts), texts
+    assert not any("whole number" in t or "no dataset chosen" in t for t in texts), texts
+
+    call_command("add_sample_datasets", stdout=io.StringIO(), stderr=io.StringIO())
+    answer = client.post("/api/validate", doc, content_type="application/json").json()
+    assert answer == {"valid": True, "problems": []}, answer
+    run = runs.submit(admin, doc)
+    dataset = next(n for n in run.snapshot["nodes"] if n["id"] == "dataset")
+    assert dataset["parameters"]["dataset"] == Dataset.objects.get(name="digits").id
+    assert json.loads(EXAMPLE.read_text()) == doc  # (the caller's document is left as it was)

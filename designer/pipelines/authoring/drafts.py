@@ -98,7 +98,10 @@ def problems(draft: dict, owner) -> list:
     if graph.schema_problems(draft):
         return []
     catalogue = get_catalogue(owner)
-    found = graph.validate(draft, catalogue, workers.machines(), workers.targets())
+    draft, named = datasets.with_names_resolved(owner, draft)  # a dataset kept by name: the owner's latest of it
+    seen = {(p.node, p.param) for p in named}
+    found = labelled(named, draft, catalogue) + [
+        p for p in graph.validate(draft, catalogue, workers.machines(), workers.targets()) if (p.node, p.param) not in seen]
     return found + _binding_problems(draft, owner, catalogue, found)
 
 

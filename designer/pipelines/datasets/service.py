@@ -161,6 +161,14 @@ def bind(owner, doc: dict) -> dict:
     return doc
 
 
+def with_names_resolved(owner, doc: dict) -> tuple[dict, list]:
+    """A copy of `doc` whose Dataset nodes given by name (a file's "digits") name `owner`'s dataset
+    of that name by its id, as if picked; and a problem for each name the owner has none of. A
+    pipeline kept with a name follows the latest dataset of that name; a run records the id."""
+    doc = copy.deepcopy(doc)
+    return doc, resolve_names(owner, doc)
+
+
 def resolve_names(owner, doc: dict) -> list:
     """Replace a Dataset node's dataset given by name with the id of `owner`'s dataset of that name
     (in place). A name the owner has no dataset of leaves the node with none chosen, and is one of

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from designer.engine import graph, logstore, paths, statuses
+from designer.engine.problems import labelled
 from designer.engine.store import NotInStore, StoreError
 from designer.pipelines import artifact_store, downloads
 from designer.pipelines.authoring import drafts
@@ -18,6 +19,7 @@ from designer.pipelines.compute.rows import targets as target_rows
 from designer.pipelines.compute.rows import workers
 from designer.pipelines.compute.workers import machines
 from designer.pipelines.compute.workers import targets as compute_targets
+from designer.pipelines.datasets import service as datasets
 from designer.pipelines.models import NodeRun, Pipeline, Run, Trial
 from designer.pipelines.openapi import DOWNLOAD, INT, STR, Op, obj
 from designer.pipelines.runs import artifacts, events, labels, retention
@@ -43,7 +45,11 @@ def validate(request):
         doc = graph.parse_text(request.body)
     except graph.PipelineInvalid as e:
         return JsonResponse({"valid": False, "problems": [p.as_dict() for p in e.problems]})
-    problems = graph.validate(doc, get_catalogue(request.user), machines(), compute_targets())
+    catalogue = get_catalogue(request.user)
+    doc, named = datasets.with_names_resolved(request.user, doc)  # a dataset given by name, as submit reads it
+    seen = {(p.node, p.param) for p in named}  # "no dataset named 'x'" says more than "no dataset chosen"
+    problems = labelled(named, doc, catalogue) + [
+        p for p in graph.validate(doc, catalogue, machines(), compute_targets()) if (p.node, p.param) not in seen]
     return JsonResponse({"valid": not problems, "problems": [p.as_dict() for p in problems]})
 
 
@@ -109,7 +115,7 @@ def pipeline_clone(request, pk):
     return JsonResponse(pipeline_json(drafts.clone(drafts.owned(request.user, pk))), status=201)
 
 
-@api("GET", doc={"GET": Op("The pipeline file (JSON) of a pipeline: what pipelines/import and run_pipeline read", s.DOCUMENT)})
+@api("GET", doc={"GET": Op("The pipeline file (JSON) of a pipeline: what pipelines/import and run_pipeline read", s.PIPELINE_FILE)})
 def pipeline_export(request, pk):
     p = drafts.owned(request.user, pk)
     response = HttpResponse(drafts.export_text(p), content_type="application/json")

@@ -4,8 +4,8 @@ module catalogue's descriptions."""
 from __future__ import annotations
 
 from designer.pipelines.models import Source
-from designer.pipelines.openapi import ANY, BOOL, INT, NUM, PROBLEM, STR, TIME, arr, maybe, named, obj
-from designer.pipelines.runs import labels
+from designer.pipelines.openapi import ANY, BOOL, INT, NUM, PROBLEM, STR, TIME, arr, late, maybe, named, obj
+from designer.pipelines.runs import document_schema, labels
 
 PORT = obj({"name": STR, "label": STR, "type": STR, "optional": BOOL, "what": STR},
            {"help": STR, "accepts": arr(STR), "accepts_what": arr(STR)})
@@ -16,13 +16,14 @@ MODULE = named("Module", obj(
      "component": obj({"origin": STR, "command": ANY, "digest": STR, "arguments": obj(more=STR)})}))
 MODULES = obj({"modules": arr(MODULE)})
 VALIDATION = obj({"valid": BOOL, "problems": arr(PROBLEM)})
-DOCUMENT = named("PipelineDocument", obj(optional={
-    "schema_version": INT, "name": STR, "nodes": arr(obj()), "links": arr(obj()), "parameters": ANY,
-    "compute_target": STR}))
+# what a client writes: every node described by its module kind (document_schema.py, from the catalogue)
+DOCUMENT = late(document_schema.NAME, document_schema.schemas, document_schema.stamp)
+# what a stored draft or an export holds: the file's shape, its problems maybe not fixed yet
+PIPELINE_FILE = named("PipelineFile", document_schema.file_schema())
 
 PIPELINE_SUMMARY = named("PipelineSummary", obj({"id": INT, "name": STR, "revision": INT, "updated_at": TIME,
                                                  "nodes": INT}))
-PIPELINE = named("Pipeline", {"allOf": [PIPELINE_SUMMARY, obj({"draft": obj(), "problems": arr(PROBLEM)})]})
+PIPELINE = named("Pipeline", {"allOf": [PIPELINE_SUMMARY, obj({"draft": PIPELINE_FILE, "problems": arr(PROBLEM)})]})
 PIPELINES = obj({"pipelines": arr(PIPELINE_SUMMARY)})
 NEW_PIPELINE = obj(optional={"name": STR, "draft": DOCUMENT})
 EDIT = obj({"revision": INT}, {"name": STR, "draft": DOCUMENT})

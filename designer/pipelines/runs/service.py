@@ -58,6 +58,9 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     Raises graph.PipelineInvalid (every problem) when the document cannot run.
     """
     catalogue = get_catalogue(owner)
+    doc, named = datasets.with_names_resolved(owner, doc)  # a dataset given by name: the owner's of that name
+    if named:
+        raise graph.PipelineInvalid(labelled(named, doc, catalogue))
     doc = graph.pin_versions(graph.upgrade(doc), catalogue)  # the snapshot names the version that runs
     # inline, the nodes run in this process, whatever target they name
     compute = None if inline else workers.targets()

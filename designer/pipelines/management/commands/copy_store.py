@@ -28,9 +28,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from designer.engine import paths
+from designer.engine import packs, paths
 from designer.engine.s3store import S3Store
-from designer.engine import packs
 from designer.engine.store import (
     MANIFESTS,
     PACKS,
