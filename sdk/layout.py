@@ -5,6 +5,7 @@
     <node dir>/logs/70_driver_log_<rank>.txt one per process of a distributed node
     <node dir>/logs/70_mpi_log.txt           the launchers' log of a distributed node
     <node dir>/devices/rank-<rank>.json      the device each process of a training used (training/devices.py)
+    <node dir>/work/checkpoint.pth           a training's last epoch, all it needs to go on (training/train.py)
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ DRIVER_LOG_PREFIX = "70_driver_log_"
 DRIVER_LOG_GLOB = f"{DRIVER_LOG_PREFIX}*.txt"
 DEVICES_DIR = "devices"
 DEVICES_GLOB = "rank-*.json"
+WORK_DIR = "work"
+CHECKPOINT_FILE = "checkpoint.pth"
 
 
 def driver_log(rank: int) -> str:

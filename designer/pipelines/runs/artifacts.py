@@ -144,8 +144,9 @@ def tidy(run_id: int, node_id: str, kept: dict | None = None) -> None:
 
 class LogSync(threading.Thread):
     """With a bucket: a running node's logs and device records reach the store every
-    LOG_SYNC_SECONDS (the Outputs + logs pane reads them there), and once more when it ends.
-    A file is uploaded again only when it has grown or changed."""
+    LOG_SYNC_SECONDS (the Outputs + logs pane reads them there), and once more when it ends; so
+    does a training's checkpoint (`work/checkpoint.pth`, written whole at each epoch's end: another
+    machine can go on from it). A file is uploaded again only when it has grown or changed."""
 
     def __init__(self, run_id: int, node_id: str, renamed: dict[str, str] | None = None):
         """`renamed`: files kept in the store under another name (a distributed node's other
@@ -176,11 +177,11 @@ class LogSync(threading.Thread):
 
     def sync(self) -> None:
         store = artifact_store.get()
-        for area in (layout.LOG_DIR, layout.DEVICES_DIR):
+        for area, pattern in ((layout.LOG_DIR, "*"), (layout.DEVICES_DIR, "*"), (layout.WORK_DIR, layout.CHECKPOINT_FILE)):
             folder = self.folder / area
             if not folder.is_dir():
                 continue
-            for f in sorted(folder.rglob("*")):
+            for f in sorted(folder.rglob(pattern)):
                 try:
                     stat = f.stat()
                     if not f.is_file() or self.seen.get(str(f)) == (stat.st_size, stat.st_mtime_ns):
