@@ -27,7 +27,7 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from designer.engine.store import Manifest, NotInStore, Store, StoreError, check_key
+from designer.engine.store import DiskFull, Manifest, NotInStore, Store, StoreError, check_key
 
 _counter = itertools.count()
 
@@ -170,9 +170,9 @@ class ArtifactCache:
                 shutil.rmtree(target, ignore_errors=True)
                 incoming.mkdir(parents=True, exist_ok=True)  # (an empty tree)
                 incoming.rename(target)
-            except OSError as e:
+            except (OSError, DiskFull) as e:
                 shutil.rmtree(incoming, ignore_errors=True)
-                if e.errno == errno.ENOSPC:
+                if isinstance(e, DiskFull) or e.errno == errno.ENOSPC:
                     raise CacheFull(f"{self.setting}={self.root}: no space left on this worker's disk for "
                                     f"{key!r} ({manifest.size / 1e6:.1f} MB)") from None
                 raise

@@ -3,6 +3,7 @@ through boto3: multipart transfers in parallel, retries, presigned URLs. The int
 layout of keys and manifests: store.py; a tree's small files travel in packs: packs.py."""
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import threading
@@ -17,6 +18,7 @@ from designer.engine.store import (
     CHUNK,
     MANIFESTS,
     TRANSFER_THREADS,
+    DiskFull,
     Manifest,
     NotInStore,
     Store,
@@ -93,8 +95,8 @@ class S3Store(Store):
                       f"AWS_SECRET_ACCESS_KEY and the bucket's policy)"
             else:
                 why = f"{code or status}: {e.response.get('Error', {}).get('Message', '')}".strip()
-        elif isinstance(e, OSError) and getattr(e, "errno", None) == 28:
-            why = "no space left on this machine's disk"
+        elif isinstance(e, OSError) and getattr(e, "errno", None) == errno.ENOSPC:
+            return DiskFull(f"{self.describe()}: {doing}: no space left on this machine's disk")
         else:
             why = f"{type(e).__name__}: {e}"
         return StoreError(f"{self.describe()}: {doing}: {why}")

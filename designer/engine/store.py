@@ -47,6 +47,10 @@ class NotInStore(StoreError):
     """No object (or no complete tree) under this key."""
 
 
+class DiskFull(StoreError):
+    """This machine's disk had no room for what was being downloaded."""
+
+
 @dataclass
 class Manifest:
     """A complete tree: its files (relative path -> size, SHA-256) and the trees it refers to."""

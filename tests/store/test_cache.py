@@ -158,3 +158,23 @@ def test_a_download_left_half_way_by_a_killed_process_is_cleared_by_the_next_fet
     with cache.hold(["7/n/out"]):
         pass
     assert sorted(p.name for p in (tmp_path / "cache" / ".state" / "incoming").iterdir()) == [mine.name]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="a small disk of its own needs root")
+def test_a_full_cache_disk_fails_the_fetch_naming_the_disk_and_leaves_nothing_half_written(store, tmp_path):
+    """The cache's limit allows the tree, the worker's disk has no room for it (a disk shared with
+    other things): CacheFull names the setting and the disk, and no partial download stays."""
+    disk = tmp_path / "small-disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
+    try:
+        put_tree(store, tmp_path, "9/n/out", 3 * 1024 * KB, files=3)
+        cache = ArtifactCache(store, disk / "cache", 64 * 1024 * KB)
+        with pytest.raises(CacheFull, match=r"WORKER_CACHE_DIR=.*small-disk/cache: no space left on this worker's disk "
+                                             r"for '9/n/out' \(3\.1 MB\)"):
+            with cache.hold(["9/n/out"]):
+                pass
+        assert list((disk / "cache" / ".state" / "incoming").iterdir()) == []
+        assert cache.stats()["entries"] == 0
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
