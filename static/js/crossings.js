@@ -4,8 +4,22 @@
  * margin around each module); the others keep their smooth curve. Whether a link detours is
  * decided on the curve it would have (smoothPoints), never on its route: the decision is stable. */
 const SMOOTH = { name: 'smooth', args: { direction: 'V' } }; // canvas.js's links
+/**
+ * The route of a link X6's manhattan router finds no way for: down from its source, across
+ * halfway, down into its target. There is no way while a module stands within the margin of one
+ * of the link's ends (a module dragged over another, or dropped right under an output): X6 then
+ * logged "Unable to execute manhattan algorithm, use orth instead" at every step of the drag
+ * (89 console warnings in a walk) and drew its orth route, which leaves a port sideways.
+ */
+export function elbow(from, to) {
+  if (from.x === to.x) return [];
+  const y = Math.round((from.y + to.y) / 2);
+  return [{ x: from.x, y }, { x: to.x, y }];
+}
+// X6 hands the route's ends as its Points, and wants Points back
+const elbowRoute = (from, to) => elbow(from, to).map(({ x, y }) => Object.assign(from.clone(), { x, y }));
 const DETOUR = {
-  router: { name: 'manhattan', args: { padding: 16, step: 10, startDirections: ['bottom'], endDirections: ['top'] } },
+  router: { name: 'manhattan', args: { padding: 16, step: 10, startDirections: ['bottom'], endDirections: ['top'], fallbackRoute: elbowRoute } },
   connector: { name: 'rounded', args: { radius: 10 } },
 };
 const QUIET = { ignoreHistory: true }; // a drawing matter: not an edit to undo, nor a change to save

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { crosses, smoothPoints } from '../../static/js/crossings.js';
+import { crosses, elbow, smoothPoints } from '../../static/js/crossings.js';
 
 test('a link crosses a module when a point of it lies inside the module\'s box', () => {
   const train = { x: 100, y: 200, width: 200, height: 88 };
@@ -20,4 +20,9 @@ test('the curve a link would have is sampled between its ends, through the middl
   const beside = { x: 200, y: 80, width: 100, height: 40 };
   const straight = smoothPoints({ x: 0, y: 0 }, { x: 0, y: 200 });
   assert.ok(crosses(straight, [between]) && !crosses(straight, [beside]));
+});
+
+test('a link the router finds no way for goes down, across halfway, and down into its target', () => {
+  assert.deepEqual(elbow({ x: 0, y: 0 }, { x: 100, y: 201 }), [{ x: 0, y: 101 }, { x: 100, y: 101 }]);
+  assert.deepEqual(elbow({ x: 40, y: 0 }, { x: 40, y: 200 }), []); // straight down: no corner
 });
