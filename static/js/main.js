@@ -55,14 +55,21 @@ for (const m of boot.messages || []) {
   const warn = m.level === 'warning' || m.level === 'error';
   banner(m.text, warn ? { kind: 'warn', holds: () => problems.list().length > 0 } : { kind: 'info' });
 }
-// the problems bar under the canvas grows with the problems (a module just dropped brings some):
-// the module selected, under what the canvas lost, is brought back into view
+// the problems bar under the canvas grows with the problems (a module just dropped brings some).
+// The view stays still (issue 42: it was re-centred on the selected module at each change of the
+// bar, so the canvas jumped while you wired): only a module selected that the bar now covers, and
+// that was in view before, is scrolled up, by what the bar covers of it and no more.
+let canvasBox = $('#canvas').getBoundingClientRect();
 function keepSelectedInView() {
-  const nodes = canvas.selectedNodes();
-  if (nodes.length !== 1) return;
   const r = $('#canvas').getBoundingClientRect();
+  const before = canvasBox;
+  canvasBox = r;
+  const nodes = canvas.selectedNodes();
+  if (nodes.length !== 1 || r.bottom >= before.bottom) return;
   const b = graph.localToClient(nodes[0].getBBox());
-  if (b.y + b.height > r.bottom || b.y < r.top || b.x < r.left || b.x + b.width > r.right) graph.centerCell(nodes[0]);
+  const wasInView = b.y >= before.top && b.y + b.height <= before.bottom;
+  const covered = b.y + b.height + 8 - r.bottom;
+  if (wasInView && covered > 0) graph.translateBy(0, -Math.min(covered, Math.max(0, b.y - r.top - 8)));
 }
 const saver = autosave(boot.id, boot.revision, canvas.toDraft, (list) => { problems.set(list); paramsView.mark(); });
 // once X6 has taken the canvas's new size (its own observer) too

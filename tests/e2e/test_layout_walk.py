@@ -7,7 +7,7 @@ import pytest
 
 from designer.pipelines.models import Dataset
 from tests.conftest import ROOT
-from tests.e2e.helpers import connect, node, open_designer
+from tests.e2e.helpers import connect, node, open_designer, select
 
 pytestmark = pytest.mark.browser
 
@@ -60,3 +60,41 @@ def test_a_walk_through_the_designer_logs_no_console_warning(page, users, width)
         assert box and box["height"] > 0 and box["y"] >= area["y"] - 1, box
     page.shot(f"walk-{width}")
     assert warnings == [], warnings
+
+
+def boxes(page):
+    return {nid: node(page, nid).bounding_box() for nid in page.evaluate("designer.graph.getNodes().map((n) => n.id)")}
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_the_view_stays_still_when_the_problems_bar_changes_height(page, users, width):
+    """A module selected partly out of view, a link wired elsewhere: the problems bar under the
+    canvas changes height (a problem solved, then back with Undo), and no module moves on screen."""
+    page.set_viewport_size({"width": width, "height": 900})
+    doc = digits_on_a_dataset(users)
+    doc["links"] = [link for link in doc["links"] if link["id"] != "l11"]
+    open_designer(page, users["owner"], doc)
+    page.wait_for_selector("#problems.bad >> text=1 problem(s)")
+    select(page, "dataset")
+    top = page.locator("#canvas").bounding_box()["y"]
+    page.evaluate(f"designer.graph.translateBy(0, {top - node(page, 'dataset').bounding_box()['y'] - 20})")  # its top 20 px above the canvas
+    page.evaluate(FRAMES)
+    bar, still = page.locator("#problems").bounding_box()["height"], boxes(page)
+    connect(page, "apply_val", "transformed_image_directory", "score", "dataset")
+    page.wait_for_selector("#problems:not(.bad) >> text=No problems")
+    page.evaluate(FRAMES)
+    page.evaluate(FRAMES)
+    assert page.locator("#problems").bounding_box()["height"] != bar
+    assert moved(boxes(page), still) == []
+    page.shot(f"wired-view-still-{width}")
+    page.click("#undo")
+    page.wait_for_selector("#problems.bad >> text=1 problem(s)")
+    page.evaluate(FRAMES)
+    page.evaluate(FRAMES)
+    assert moved(boxes(page), still) == []
+    page.shot(f"undone-view-still-{width}")
+
+
+def moved(now, before):
+    """The modules whose box on screen is not where it was (to a pixel)."""
+    return [nid for nid, b in now.items() if any(abs(b[k] - before[nid][k]) > 1 for k in ("x", "y", "width", "height"))]
