@@ -56,7 +56,10 @@ export function nodePane(canvas, paneUrl, onSwap, empty) {
     many = 0;
     ticket += 1;
     if (!node) { panel.replaceChildren(muted('Select a module on the canvas to see its parameters.')); empty(panel); return; }
-    htmx.ajax('POST', paneUrl, { target: '#tab-module', swap: 'innerHTML', headers: { 'X-Pane-Ticket': String(ticket) }, values: { node: JSON.stringify(canvas.doc(node)) } });
+    const doc = canvas.doc(node);
+    // the heading names the module by its label; by its id too only where another module shares it
+    const twin = canvas.graph.getNodes().some((n) => n !== node && canvas.doc(n).kind === doc.kind);
+    htmx.ajax('POST', paneUrl, { target: '#tab-module', swap: 'innerHTML', headers: { 'X-Pane-Ticket': String(ticket) }, values: { node: JSON.stringify(doc), twin: twin ? '1' : '' } });
   }
 
   /** Show what the selection is: one node's form, "N modules selected", or the empty state. */

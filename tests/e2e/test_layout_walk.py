@@ -7,7 +7,7 @@ import pytest
 
 from designer.pipelines.models import Dataset
 from tests.conftest import ROOT
-from tests.e2e.helpers import connect, node, open_designer, select
+from tests.e2e.helpers import connect, inside, node, open_designer, select
 
 pytestmark = pytest.mark.browser
 
@@ -98,3 +98,20 @@ def test_the_view_stays_still_when_the_problems_bar_changes_height(page, users, 
 def moved(now, before):
     """The modules whose box on screen is not where it was (to a pixel)."""
     return [nid for nid, b in now.items() if any(abs(b[k] - before[nid][k]) > 1 for k in ("x", "y", "width", "height"))]
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_the_pane_heading_names_a_module_by_its_label_and_by_its_id_only_beside_a_twin(page, users, width):
+    """"Train PyTorch Model", not "Train PyTorch Model n8"; the two Apply Image Transformations of the
+    digits example by their ids too. Each heading on one line or more, inside the pane."""
+    page.set_viewport_size({"width": width, "height": 900})
+    open_designer(page, users["owner"], digits_on_a_dataset(users))
+    pane = page.locator("#details-pane").bounding_box()
+    for nid, heading in [("train", "Train PyTorch Model"), ("apply_train", "Apply Image Transformation apply_train"),
+                         ("apply_val", "Apply Image Transformation apply_val"), ("dataset", "Dataset")]:
+        select(page, nid)
+        h2 = page.locator("#node-form h2")
+        assert " ".join(h2.inner_text().split()) == heading
+        assert inside(h2.bounding_box(), pane), (h2.bounding_box(), pane)
+        assert h2.evaluate("e => e.scrollWidth <= e.clientWidth")  # nothing cut off
+        page.shot(f"heading-{nid}-{width}")

@@ -233,7 +233,7 @@ def node_pane(request, pk):
     stray = sorted((k, v) for k, v in bindings.items() if k not in declared)  # shown, so that they can be unbound
     settings = node.get("run_settings") or {}
     return render(request, "pipelines/_pane.html", {
-        "node": node, "module": module, "fields": fields, "stray_bindings": stray,
+        "node": node, "module": module, "fields": fields, "stray_bindings": stray, "twin": request.POST.get("twin") == "1",
         "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
         "timeout_seconds": settings.get("timeout_seconds", 0), "max_timeout": graph.MAX_TIMEOUT_SECONDS,
         "max_run_setting": graph.MAX_RUN_SETTING, "latest_version": max(catalogue.versions(kind), default=None),
