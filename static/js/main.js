@@ -162,6 +162,9 @@ function refitUnderBanner() {
   const covered = (n) => { const x = graph.localToClient(n.getBBox()); return x.y < r.bottom && x.y + x.height > r.top && x.x < r.right && x.x + x.width > r.left; };
   if (graph.getNodes().some(covered)) canvas.fit();
 }
+// and whenever it shows or grows after that (a run submitted, waiting for a worker; a failure's
+// reason): one frame later, once what it says is laid out
+new ResizeObserver(() => requestAnimationFrame(refitUnderBanner)).observe($('#run-banner'));
 if (wanted) runs.view(wanted).then(refitUnderBanner);
 runs.list().then((all) => { if (!wanted && all.length && !runs.run()) runs.view(openingRun(all).id).then(refitUnderBanner); });
 window.designer = { graph, history, toDraft: canvas.toDraft, save: saver.saveNow };

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from designer.pipelines.models import Dataset
+from designer.pipelines.models import Dataset, NodeRun, Run
 from tests.conftest import ROOT
-from tests.e2e.helpers import connect, inside, node, open_designer, select
+from tests.e2e.helpers import connect, inside, node, open_designer, overlap, select
 
 pytestmark = pytest.mark.browser
 
@@ -115,3 +115,42 @@ def test_the_pane_heading_names_a_module_by_its_label_and_by_its_id_only_beside_
         assert inside(h2.bounding_box(), pane), (h2.bounding_box(), pane)
         assert h2.evaluate("e => e.scrollWidth <= e.clientWidth")  # nothing cut off
         page.shot(f"heading-{nid}-{width}")
+
+
+def under_the_banner(page):
+    """The modules the run banner lies over, on screen."""
+    banner = page.locator("#run-banner").bounding_box()
+    return [nid for nid, b in boxes(page).items() if overlap(b, banner)]
+
+
+COVERS_NONE = """() => { const r = document.querySelector('#run-banner').getBoundingClientRect();
+    return [...document.querySelectorAll('#canvas g.x6-node')].every((g) => { const b = g.getBoundingClientRect();
+      return b.bottom <= r.top || b.top >= r.bottom || b.right <= r.left || b.left >= r.right; }); }"""
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_the_run_banner_covers_no_module_when_it_grows(page, users, width):
+    """A run of the digits example just submitted, that waits for a worker: its banner (four lines
+    at 1024 px, under a toolbar of two rows) lies over no module. Nor does the banner of the failed
+    run the pipeline opens on, that says which module failed and why."""
+    page.set_viewport_size({"width": width, "height": 768})
+    doc = digits_on_a_dataset(users)
+    p = open_designer(page, users["owner"], doc)
+    page.click("#submit")
+    page.wait_for_selector("#run-banner:has-text('queued')")
+    page.wait_for_function(COVERS_NONE)
+    page.evaluate(FRAMES)
+    assert under_the_banner(page) == []
+    page.shot(f"queued-run-banner-{width}")
+    run = Run.objects.create(owner=users["owner"], pipeline=p, name="p", snapshot=doc, status="failed")
+    for nd in doc["nodes"]:
+        failed = nd["id"] == "train"
+        NodeRun.objects.create(run=run, node_id=nd["id"], kind=nd["kind"], status="failed" if failed else "completed",
+                               error="RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.78 GiB total capacity)" if failed else "")
+    page.goto(f"{page.base}/pipelines/{p.id}/?run={run.id}")
+    page.wait_for_selector("html[data-designer-ready=true]")
+    page.wait_for_selector("#run-banner[data-status=failed]:has-text('CUDA out of memory')")
+    page.wait_for_function(COVERS_NONE)
+    page.evaluate(FRAMES)
+    assert under_the_banner(page) == []
+    page.shot(f"failed-run-banner-{width}")
