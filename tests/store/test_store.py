@@ -1,6 +1,6 @@
-"""The artifact store (designer/engine/store.py): a folder and an S3 bucket on a real S3 server
-(moto's, in a process of its own on the loopback: tests/s3server.py), spoken to through boto3
-over HTTP. No mock of the client."""
+"""The artifact store (designer/engine/store.py): a folder and an S3 bucket on real S3 servers
+(moto's, and SeaweedFS's single binary, disk-backed as deployments run it, each in a process of
+its own on the loopback: tests/s3server.py), spoken to through boto3 over HTTP. No mock of the client."""
 # ruff: noqa: F811 - the tests take the fixture s3_server imported below
 import hashlib
 import os
@@ -12,17 +12,23 @@ import pytest
 
 from designer.engine.s3store import S3Store
 from designer.engine.store import CHUNK, MANIFESTS, LocalStore, Manifest, NotInStore, StoreError
-from tests.s3server import S3Server, s3_server  # noqa: F401 - a fixture
+from tests.s3server import S3Server, s3_server, seaweedfs  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture(params=["folder", "bucket"])
+@pytest.fixture(params=["folder", "bucket", "seaweedfs"])
 def store(request, tmp_path):
     if request.param == "folder":
         return LocalStore(tmp_path / "store")
-    server = request.getfixturevalue("s3_server")
+    server = request.getfixturevalue("s3_server" if request.param == "bucket" else "seaweedfs")
     return S3Store(server.store_url(server.new_prefix()), server.url)
+
+
+@pytest.fixture(params=["moto", "seaweedfs"])
+def server(request):
+    """An S3 server: moto's, or SeaweedFS (disk-backed, as deployments run)."""
+    return request.getfixturevalue("s3_server" if request.param == "moto" else "seaweedfs")
 
 
 def make_folder(root, files: dict[str, bytes]):
@@ -252,15 +258,15 @@ def test_a_store_goes_on_after_its_server_restarts_empty(s3_server, tmp_path):
     assert store.manifest("8/n/out").files["a"]["size"] == 1
 
 
-def test_a_buckets_small_files_travel_in_packs_and_are_read_one_at_a_time(s3_server, tmp_path):
+def test_a_buckets_small_files_travel_in_packs_and_are_read_one_at_a_time(server, tmp_path):
     """2,000 small files go up and down in one pack (one request each way, not 2,000); a large
     file stays an object of its own; each packed file is read alone by a ranged request: whole, a
     range, its size, a stream; a link is offered for a large file only (a link cannot ask for a
     range); a tree deleted and written again is read anew by a reader that read the old one."""
     files = {f"images/{i % 10}/{i:05d}.png": os.urandom(200 + i % 50) for i in range(2000)}
     files["weights.bin"] = os.urandom(2 * 1024 * 1024)
-    url = s3_server.store_url(s3_server.new_prefix())
-    store = S3Store(url, s3_server.url)
+    url = server.store_url(server.new_prefix())
+    store = S3Store(url, server.url)
     manifest = store.upload_tree("8/convert/out", make_folder(tmp_path / "out", files))
     objects = [k for k, _ in store.walk()]
     assert len(objects) == 3 and objects[0] == "8/convert/out/weights.bin" and objects[2].startswith("_packs/8/convert/out/")
@@ -269,7 +275,7 @@ def test_a_buckets_small_files_travel_in_packs_and_are_read_one_at_a_time(s3_ser
     store.download_tree(store.manifest("8/convert/out"), tmp_path / "copy")
     assert all((tmp_path / "copy" / rel).read_bytes() == data for rel, data in files.items())
 
-    reader = S3Store(url, s3_server.url)  # (another process: the web app)
+    reader = S3Store(url, server.url)  # (another process: the web app)
     one = files["images/7/01237.png"]
     assert reader.read_bytes("8/convert/out/images/7/01237.png", 10_000) == one
     assert reader.size("8/convert/out/images/3/00003.png") == len(files["images/3/00003.png"])
