@@ -166,7 +166,9 @@ def test_a_full_cache_disk_fails_the_fetch_naming_the_disk_and_leaves_nothing_ha
     other things): CacheFull names the setting and the disk, and no partial download stays."""
     disk = tmp_path / "small-disk"
     disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"a small disk cannot be mounted here: {mounted.stderr.strip()}")
     try:
         put_tree(store, tmp_path, "9/n/out", 3 * 1024 * KB, files=3)
         cache = ArtifactCache(store, disk / "cache", 64 * 1024 * KB)
