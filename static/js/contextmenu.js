@@ -10,14 +10,18 @@ import { moduleOf } from './rules.js';
 const MARGIN = 4; // from the window's edges
 const STILL = 4; // px: a right press that moves more is a pan
 
-/** Put a fixed box with its top-left at (x, y), moved in so that all of it stays in the window. */
-export function placeInView(el, x, y) {
+/**
+ * Put a fixed box with its top-left at (x, y), moved in so that all of it stays in `bounds` (a
+ * client rect: the window by default; the canvas for the quick search, which spilt over the
+ * details pane when a link was dropped near the canvas's right edge: issue 42).
+ */
+export function placeInView(el, x, y, bounds = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight }) {
   el.style.left = '0px';
   el.style.top = '0px';
   const r = el.getBoundingClientRect();
-  const left = Math.max(MARGIN, Math.min(x, window.innerWidth - r.width - MARGIN));
+  const left = Math.max(bounds.left + MARGIN, Math.min(x, bounds.right - r.width - MARGIN));
   // no room below: above the point
-  const top = y + r.height > window.innerHeight - MARGIN ? Math.max(MARGIN, y - r.height) : y;
+  const top = y + r.height > bounds.bottom - MARGIN ? Math.max(bounds.top + MARGIN, y - r.height) : y;
   el.style.left = `${Math.round(left)}px`;
   el.style.top = `${Math.round(top)}px`;
 }

@@ -111,7 +111,7 @@ export function quickSearch(canvas, catalogue, edits) {
     render();
     const c = container.getBoundingClientRect();
     const point = at ? at.client : from ? graph.localToClient(spotBelow(from)) : { x: c.left + c.width / 2 - 160, y: c.top + c.height / 3 };
-    placeInView(box, point.x, point.y);
+    placeInView(box, point.x, point.y, c); // over the canvas, not over the panes beside it
     input.focus();
   }
 

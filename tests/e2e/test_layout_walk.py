@@ -7,7 +7,7 @@ import pytest
 
 from designer.pipelines.models import Dataset, NodeRun, Run
 from tests.conftest import ROOT
-from tests.e2e.helpers import connect, inside, node, open_designer, overlap, select
+from tests.e2e.helpers import connect, drag, inside, node, open_designer, overlap, port, select
 
 pytestmark = pytest.mark.browser
 
@@ -154,3 +154,25 @@ def test_the_run_banner_covers_no_module_when_it_grows(page, users, width):
     page.evaluate(FRAMES)
     assert under_the_banner(page) == []
     page.shot(f"failed-run-banner-{width}")
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_the_menu_of_a_link_dropped_by_the_canvas_edge_stays_over_the_canvas(page, users, width):
+    """A link from ResNet dropped on the blank canvas by its right edge: the menu of what to add
+    there lies over the canvas, clear of the details pane and whole (its list of choices too)."""
+    page.set_viewport_size({"width": width, "height": 768})
+    open_designer(page, users["owner"], digits_on_a_dataset(users))
+    area = page.locator("#canvas").bounding_box()
+    resnet = node(page, "resnet").bounding_box()
+    drop = (area["x"] + area["width"] - 12, resnet["y"] + resnet["height"] + 60)
+    drag(page, port(page, "resnet", "out:untrained_model"), drop)
+    menu = page.locator("#quick-search")
+    menu.wait_for()
+    pane = page.locator("#details-pane").bounding_box()
+    box = menu.bounding_box()
+    page.shot(f"dropped-link-menu-{width}")
+    assert inside(box, area), (box, area)
+    assert not overlap(box, pane), (box, pane)
+    assert inside(page.locator("#quick-search [role=listbox]").bounding_box(), box)
+    page.keyboard.press("Escape")
+    menu.wait_for(state="detached")

@@ -162,7 +162,8 @@ def test_a_link_dropped_on_the_blank_canvas_asks_what_to_add_there_fed_from_that
     open_designer(page, users["owner"], pipeline([n("split", "split_image_directory")], []))
     c = page.locator("#canvas").bounding_box()
     split = node(page, "split").bounding_box()
-    drop = (split["x"] + split["width"] + 120, split["y"] - 200)  # blank canvas, with room below for the box
+    # blank canvas, with room below and to the right for the box (it stays over the canvas: issue 42)
+    drop = (min(split["x"] + split["width"] + 120, c["x"] + c["width"] - 370), split["y"] - 200)
     drag(page, port(page, "split", "out:results_dataset2"), drop)
     box = page.locator("#quick-search")
     box.wait_for()
