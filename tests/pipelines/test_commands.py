@@ -347,3 +347,19 @@ def test_on_a_new_machine_a_file_whose_node_id_is_dot_dot_is_refused(tmp_path):
     assert out.returncode == 1, out.stdout + out.stderr
     assert "node '..': nodes/0/id: '..' cannot be an id: an id is 1 to 64 letters" in out.stderr
     assert not (data / "artifacts").exists() or not any((data / "artifacts").rglob("*"))
+
+
+def test_the_final_metrics_leave_out_a_metric_named_as_a_parameter(users):
+    """Issue 42: Train PyTorch Model reports its learning rate at each epoch, which the schedule
+    takes down to 0: run_pipeline listed "learning_rate 0" as a result beside the parameter
+    (0.05). The results stay; the schedule's curve is the Metrics tab's."""
+    from designer.pipelines.management.commands.run_pipeline import final_metrics
+    from designer.pipelines.models import Event, NodeRun
+
+    run = Run.objects.create(owner=users["owner"], name="digits", status="completed",
+                             snapshot={"nodes": [{"id": "train", "kind": "train_pytorch_model", "parameters": {"learning_rate": 0.05}}], "links": []})
+    NodeRun.objects.create(run=run, node_id="train", kind="train_pytorch_model", status="completed")
+    for epoch, lr, loss in [(1, 0.05, 0.9), (2, 0.0, 0.4)]:
+        Event.objects.create(run=run, node_id="train", type="metric", data={"name": "learning_rate", "value": lr, "step": epoch})
+        Event.objects.create(run=run, node_id="train", type="metric", data={"name": "training_loss", "value": loss, "step": epoch})
+    assert final_metrics(run, users["owner"]) == ["Train PyTorch Model: training_loss 0.4"]

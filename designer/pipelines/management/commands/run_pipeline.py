@@ -130,9 +130,15 @@ def address(run: Run) -> str:
 
 def final_metrics(run: Run, user) -> list[str]:
     """"Evaluate Model: accuracy 0.7312", one per metric the run's nodes reported (a reused node's
-    from the run that computed it): the last value, or the kept epoch's where a node kept one."""
+    from the run that computed it): the last value, or the kept epoch's where a node kept one.
+    A metric named as a parameter of its module (the learning rate a schedule took down to 0) is
+    left out: its last value, printed as a result beside the parameter's, misled (issue 42)."""
     lines = []
-    for row in compare.metrics([run], get_catalogue(user)):
+    catalogue = get_catalogue(user)
+    for row in compare.metrics([run], catalogue):
+        module = catalogue.get(row["kind"])
+        if module and row["name"] in {p.name for p in module.params}:
+            continue
         kept, final = row["kept"][0], row["final"][0]
         if kept is not None and kept != final:
             lines.append(f"{row['label']} {kept:.4g} ({row['step']} {row['kept_step'][0]}, whose model was kept; last {final:.4g})")
