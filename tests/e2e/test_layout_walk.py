@@ -176,3 +176,46 @@ def test_the_menu_of_a_link_dropped_by_the_canvas_edge_stays_over_the_canvas(pag
     assert inside(page.locator("#quick-search [role=listbox]").bounding_box(), box)
     page.keyboard.press("Escape")
     menu.wait_for(state="detached")
+
+
+def eight_class_evaluation(folder):
+    classes = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse"]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "_meta.yaml").write_text("type: EvaluationResults\n")
+    matrix = [[100 + 11 * (i == j) * 50 + i + j for j in range(8)] for i in range(8)]
+    (folder / "evaluation.json").write_text(json.dumps({"left": {
+        "count": sum(map(sum, matrix)), "classes": classes, "overall": {"accuracy": 0.5},
+        "per_class": [{"class": c, "precision": 0.5, "recall": 0.5, "f1": 0.5, "support": sum(matrix[i])} for i, c in enumerate(classes)],
+        "confusion_matrix": matrix}}))
+    return folder
+
+
+@pytest.mark.parametrize("width", [1440, 1024])
+def test_an_eight_class_confusion_matrix_stays_inside_the_pane(page, users, width):
+    """Evaluate Model's Visualize with 8 classes of long names: the matrix lies inside the pane
+    (scrolling sideways where it is wider), and so does everything else of the tab."""
+    from django.conf import settings
+
+    page.set_viewport_size({"width": width, "height": 900})
+    doc = digits_on_a_dataset(users)
+    p = open_designer(page, users["owner"], doc)
+    run = Run.objects.create(owner=users["owner"], pipeline=p, name="p", snapshot=doc, status="completed")
+    evaluation = eight_class_evaluation(settings.ARTIFACT_ROOT / f"eight-classes-{width}")
+    NodeRun.objects.create(run=run, node_id="evaluate", kind="evaluate_model", status="completed", outputs={"evaluation_results": str(evaluation)})
+    page.goto(f"{page.base}/pipelines/{p.id}/?run={run.id}")
+    page.wait_for_selector('#canvas g[data-cell-id="evaluate"] [data-status="completed"]')
+    select(page, "evaluate")
+    page.click("[data-tab=visualize]")
+    page.wait_for_selector("#tab-visualize .visualize[data-node=evaluate] table.confusion")
+    pane = page.locator("#details-pane").bounding_box()
+    scroller = page.locator("#tab-visualize .confusion-scroll")
+    assert inside(scroller.bounding_box(), pane), (scroller.bounding_box(), pane)
+    assert page.locator("#details-pane").evaluate("e => e.scrollWidth <= e.clientWidth + 1")  # the pane itself never scrolls sideways
+    # each table, or the box it scrolls in, lies inside the pane
+    for part in page.locator("#tab-visualize .evaluation > *").all():
+        assert inside(part.bounding_box(), pane), (part.evaluate("e => e.className"), part.bounding_box(), pane)
+    # the matrix's last column is there to scroll to
+    scroller.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    last = page.locator("#tab-visualize table.confusion thead th").last
+    assert last.inner_text() == "horse" and inside(last.bounding_box(), scroller.bounding_box())
+    page.shot(f"eight-class-matrix-{width}")
