@@ -172,44 +172,59 @@ class ArtifactCache:
                 incoming.rename(target)
             except (OSError, DiskFull) as e:
                 shutil.rmtree(incoming, ignore_errors=True)
+                self._unreserve(key)
                 if isinstance(e, DiskFull) or e.errno == errno.ENOSPC:
                     raise CacheFull(f"{self.setting}={self.root}: no space left on this worker's disk for "
                                     f"{key!r} ({manifest.size / 1e6:.1f} MB)") from None
                 raise
             except BaseException:
                 shutil.rmtree(incoming, ignore_errors=True)
+                self._unreserve(key)
                 raise
             with self._locked():
                 doc = self._read_index()
                 doc["entries"][key] = {"bytes": manifest.size, "used": time.time(), "refs": manifest.refs}
+                (doc.get("reserved") or {}).pop(key, None)  # (its room is its entry's now)
                 doc["misses"] += 1
                 doc["bytes_fetched"] += manifest.size
                 self._write_index(doc)
             return list(manifest.refs)
 
     def _make_room(self, needed: int, key: str) -> None:
+        """Room for `key` (the least recently used trees that no node holds go first), reserved
+        for it until its fetch ends: fetches side by side never take more than the limit together."""
         with self._locked():
             doc = self._read_index()
             entries = doc["entries"]
+            pending = {k: r for k, r in (doc.get("reserved") or {}).items()
+                       if k != key and isinstance(r, dict) and _alive(int(r.get("pid", 0)))}
+            reserved = sum(int(r.get("bytes", 0)) for r in pending.values())
             # (an entry of `key` itself is one whose folder went missing: this fetch replaces it)
-            used = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k != key)
-            if used + needed <= self.max_bytes:
-                return
-            held = self._held_keys()
-            kept = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k in held and k != key)
-            if kept + needed > self.max_bytes:  # refused before anything goes: evicting would not make room
-                raise CacheFull(
-                    f"{self.setting}={self.root}: the worker's cache cannot hold {key!r} ({needed / 1e6:.1f} MB): "
-                    f"it holds at most {self.max_bytes / 1e6:.1f} MB (WORKER_CACHE_MB) and running nodes read "
-                    f"{kept / 1e6:.1f} MB of it; raise WORKER_CACHE_MB or give this worker fewer slots")
-            for old in sorted(entries, key=lambda k: entries[k].get("used", 0)):
-                if used + needed <= self.max_bytes:
-                    break
-                if old in held or old == key:
-                    continue
-                shutil.rmtree(self.path_of(old), ignore_errors=True)
-                used -= int(entries.pop(old).get("bytes", 0))
+            used = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k != key) + reserved
+            if used + needed > self.max_bytes:
+                held = self._held_keys()
+                kept = sum(int(e.get("bytes", 0)) for k, e in entries.items() if k in held and k != key) + reserved
+                if kept + needed > self.max_bytes:  # refused before anything goes: evicting would not make room
+                    raise CacheFull(
+                        f"{self.setting}={self.root}: the worker's cache cannot hold {key!r} ({needed / 1e6:.1f} MB): "
+                        f"it holds at most {self.max_bytes / 1e6:.1f} MB (WORKER_CACHE_MB) and running nodes read "
+                        f"{kept / 1e6:.1f} MB of it; raise WORKER_CACHE_MB or give this worker fewer slots")
+                for old in sorted(entries, key=lambda k: entries[k].get("used", 0)):
+                    if used + needed <= self.max_bytes:
+                        break
+                    if old in held or old == key:
+                        continue
+                    shutil.rmtree(self.path_of(old), ignore_errors=True)
+                    used -= int(entries.pop(old).get("bytes", 0))
+            doc["reserved"] = {**pending, key: {"bytes": needed, "pid": os.getpid()}}
             self._write_index(doc)
+
+    def _unreserve(self, key: str) -> None:
+        """A fetch that failed gives its room back."""
+        with self._locked():
+            doc = self._read_index()
+            if (doc.get("reserved") or {}).pop(key, None) is not None:
+                self._write_index(doc)
 
 
 def _empty() -> dict:

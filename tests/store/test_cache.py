@@ -180,3 +180,35 @@ def test_a_full_cache_disk_fails_the_fetch_naming_the_disk_and_leaves_nothing_ha
         assert cache.stats()["entries"] == 0
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _hold_until_told(url, endpoint, root, key, start, results, done):
+    cache = ArtifactCache(S3Store(url, endpoint), root, 1000 * KB)
+    start.wait(30)
+    try:
+        with cache.hold([key]):
+            results.put("held")
+            done.wait(60)  # (a node reading it until the test has seen both)
+    except CacheFull as e:
+        results.put(f"full: {e}")
+
+
+def test_two_fetches_side_by_side_never_fill_the_cache_past_its_limit(store, s3_server, tmp_path):
+    """Two slots of a worker fetch two trees of 600 KB at once into a cache of 1,000 KB: the first
+    to make room reserves it until its download ends, so the other is refused, naming the setting,
+    instead of both landing (1,200 KB)."""
+    for key in ("1/a/out", "2/b/out"):
+        put_tree(store, tmp_path, key, 600 * KB, files=30)
+    context = multiprocessing.get_context("fork")
+    start, results, done = context.Barrier(2), context.Queue(), context.Event()
+    procs = [context.Process(target=_hold_until_told, args=(store.url, s3_server.url, tmp_path / "cache", key,
+                                                            start, results, done)) for key in ("1/a/out", "2/b/out")]
+    for p in procs:
+        p.start()
+    seen = sorted(results.get(timeout=60) for _ in procs)
+    done.set()
+    for p in procs:
+        p.join(30)
+    assert seen[1] == "held" and seen[0].startswith("full: ") and "WORKER_CACHE_MB" in seen[0], seen
+    stats = ArtifactCache(store, tmp_path / "cache", 1000 * KB).stats()
+    assert stats["entries"] == 1 and stats["bytes"] <= 1000 * KB, stats
