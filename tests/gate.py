@@ -25,7 +25,6 @@ class Gate:
         self.port = port or free_port()
         self.url = f"http://{host}:{self.port}"
         self.rate: float | None = None  # bytes per second towards the server, per connection
-        self.relayed = 0  # bytes towards the server since start
         self._listener: socket.socket | None = None
         self._conns: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -83,10 +82,8 @@ class Gate:
     def _pump(self, src: socket.socket, dst: socket.socket, towards_server: bool) -> None:
         try:
             while data := src.recv(CHUNK):
-                if towards_server:
-                    self.relayed += len(data)
-                    if self.rate:
-                        time.sleep(len(data) / self.rate)
+                if towards_server and self.rate:
+                    time.sleep(len(data) / self.rate)
                 dst.sendall(data)
         except OSError:
             pass

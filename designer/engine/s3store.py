@@ -351,7 +351,7 @@ class S3Store(Store):
         return removed
 
     def download_url(self, key, filename, seconds=300):
-        if self._packed(check_key(key)) is not None or self.size(key) is None or self._packed(key) is not None:
+        if self.size(check_key(key)) is None or self._packed(key) is not None:
             return None  # a file kept in a pack: the web app streams its bytes (a link cannot ask for a range)
         safe = filename.replace('"', "")
         return self.s3.generate_presigned_url(
