@@ -31,6 +31,7 @@ from designer.engine.store import (
 
 def _boto():
     import boto3  # imported when a store is opened: the embedded app never needs it
+    import boto3.exceptions
     import botocore.config
     import botocore.exceptions
     from boto3.s3.transfer import TransferConfig
@@ -58,6 +59,7 @@ class S3Store(Store):
         self.endpoint_url = endpoint_url or None
         boto3, botocore, TransferConfig = _boto()
         self._errors = botocore.exceptions
+        self._transfer_errors = boto3.exceptions.Boto3Error
         # SigV4 for presigned links too (boto3 would sign them with SigV2 here, which newer AWS
         # regions and SeaweedFS refuse)
         config = botocore.config.Config(connect_timeout=connect_timeout, read_timeout=60, signature_version="s3v4",
@@ -106,13 +108,22 @@ class S3Store(Store):
     def _call(self, doing: str, fn, *args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except self._errors.ClientError as e:
+        except self._transfer_errors as e:
+            # boto3's transfers wrap the server's answer: S3UploadFailedError (the ClientError as
+            # its context), RetriesExceededError (the last error as last_exception)
+            cause = getattr(e, "last_exception", None) or e.__context__
+            if isinstance(cause, (self._errors.ClientError, self._errors.BotoCoreError, OSError)):
+                raise self._error(cause, doing) from None
+            raise StoreError(f"{self.describe()}: {doing}: {type(e).__name__}: {e}") from None
+        except (self._errors.ClientError, self._errors.BotoCoreError, OSError) as e:
+            raise self._error(e, doing) from None
+
+    def _error(self, e: Exception, doing: str) -> StoreError:
+        if isinstance(e, self._errors.ClientError):
             code = str(e.response.get("Error", {}).get("Code", ""))
             if code in ("NoSuchKey", "404", "NotFound") and doing != "check":
-                raise NotInStore(f"{self.describe()}: no object ({doing})") from None
-            raise self._explain(e, doing) from None
-        except (self._errors.BotoCoreError, OSError) as e:
-            raise self._explain(e, doing) from None
+                return NotInStore(f"{self.describe()}: no object ({doing})")
+        return self._explain(e, doing)
 
     def check(self):
         self._call("check", self.s3.head_bucket, Bucket=self.bucket)

@@ -207,6 +207,19 @@ def test_check_names_the_setting_and_the_bucket_when_the_bucket_does_not_exist(s
                             "check: the bucket 'no-such-bucket' does not exist (create it, or correct ARTIFACT_STORE)")
 
 
+def test_a_refused_upload_or_download_is_the_stores_error_naming_the_bucket(s3_server, tmp_path):
+    # boto3's transfers wrap the server's answer in their own exceptions: a worker's log syncing
+    # and its outputs' upload wait on a StoreError, and would end on anything else
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "log.txt").write_text("a line")
+    gone = S3Store("s3://no-such-bucket/runs", s3_server.url)
+    for attempt in (lambda: gone.put_file("1/n/logs/log.txt", tmp_path / "tree" / "log.txt"),
+                    lambda: gone.upload_tree("1/n/out", tmp_path / "tree"),
+                    lambda: gone.get_object("1/n/logs/log.txt", tmp_path / "copy.txt")):
+        with pytest.raises(StoreError, match="bucket 'no-such-bucket'"):
+            attempt()
+
+
 def test_check_names_the_setting_the_bucket_and_the_endpoint_when_nothing_answers():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

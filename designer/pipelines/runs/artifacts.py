@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,10 +30,13 @@ from designer.pipelines.models import NodeRun
 from designer.pipelines.runs.rungraph import run_graph
 from sdk import layout
 
+log = logging.getLogger(__name__)
+
 RANKS_DIR = ("work", "ranks")  # a distributed node's per-rank state files (supervision.rank)
 REF_SUFFIXES = {".csv", ".json", ".yaml", ".yml", ".txt", ".tsv"}
 REF_SCAN_BYTES = 64 * 1024 * 1024  # a bigger file is not read for references to other trees
 SMALL_FILE = 8 * 1024 * 1024  # a _meta.yaml read whole
+FINAL_SYNC_SECONDS = 60  # at most this long a node's end waits for its last logs to reach a store that is away
 VIEW_BYTES = 256 * 1024 * 1024  # what the web app copies of an output to preview it (index, tables, meta)
 
 
@@ -165,18 +170,32 @@ class LogSync(threading.Thread):
         return self
 
     def __exit__(self, *exc) -> None:
-        if not self.is_alive():
-            return
+        if self.ident is None:
+            return  # never started: a store that is a folder
         self.stopped.set()
         self.join()
-        self.sync()  # the last lines, complete
+        # the last lines and the last checkpoint, complete: a store that is away a moment (a
+        # restart, a busy server) is tried again a while, never for longer than the node itself waits
+        began, pause = time.monotonic(), 0.5
+        while True:
+            self.sync()
+            if self.error is None or time.monotonic() - began >= min(settings.STORE_RETRY_SECONDS, FINAL_SYNC_SECONDS):
+                break
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+        if self.error is not None:
+            log.warning("%s: the last logs could not be kept in the artifact store: %s", self.key, self.error)
 
     def run(self) -> None:
         while not self.stopped.wait(settings.LOG_SYNC_SECONDS):
-            self.sync()
+            try:
+                self.sync()
+            except Exception:  # never the end of the syncing: the next round, and the last, try again
+                log.exception("%s: syncing the logs to the artifact store", self.key)
 
     def sync(self) -> None:
         store = artifact_store.get()
+        self.error = None
         for area, pattern in ((layout.LOG_DIR, "*"), (layout.DEVICES_DIR, "*"), (layout.WORK_DIR, layout.CHECKPOINT_FILE)):
             folder = self.folder / area
             if not folder.is_dir():
@@ -189,7 +208,6 @@ class LogSync(threading.Thread):
                     rel = f.relative_to(folder).as_posix()
                     store.put_file(f"{self.key}/{area}/{self.renamed.get(rel, rel)}", f)
                     self.seen[str(f)] = (stat.st_size, stat.st_mtime_ns)
-                    self.error = None
                 except StoreError as e:  # the store is away: the next round tries again
                     self.error = e
                 except OSError:
