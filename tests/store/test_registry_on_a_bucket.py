@@ -46,8 +46,6 @@ def scored(run: Run) -> pd.DataFrame:
 def test_register_package_score_download_serve_and_delete_on_a_bucket(on_bucket, owner_client, users, tmp_path):
     dataset = add_digits(users["owner"], tmp_path)
     run = run_inline(users["owner"], digits_doc(dataset, export=False))
-    # the training's checkpoint reached the bucket with its logs: another machine can go on from it
-    assert artifact_store.get().size(f"{run.pk}/train/work/checkpoint.pth") > 100_000
     r = owner_client.post("/api/models", {"run": run.id, "node": "train", "name": "digits"}, content_type="application/json")
     assert r.status_code == 201, r.json()
     version = ModelVersion.objects.get(model__name="digits", version=1)

@@ -62,6 +62,31 @@ def test_outputs_are_kept_in_the_bucket_and_reused_from_it(on_bucket, owner_clie
     assert "Split Image Directory" in log["text"]
 
 
+def test_a_trainings_checkpoint_reaches_the_bucket_while_it_runs_and_goes_once_the_training_removed_it(on_bucket):
+    """Another machine can resume an interrupted training from the bucket; an ended one keeps no
+    checkpoint there (as on a worker's disk, where Train PyTorch Model removes it at its end)."""
+    import time
+
+    from designer.pipelines import artifact_store
+    from designer.pipelines.runs import artifacts
+
+    store, key = artifact_store.get(), "7/train/work/checkpoint.pth"
+    for ended in (False, True):
+        checkpoint = artifacts.node_dir(7, "train") / "work" / "checkpoint.pth"
+        with artifacts.LogSync(7, "train"):
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            checkpoint.write_bytes(b"epoch 1 " * 1000)
+            deadline = time.monotonic() + 60
+            while store.size(key) != 8000:  # a sync round takes it while the training runs
+                assert time.monotonic() < deadline, "the checkpoint never reached the bucket"
+                time.sleep(0.05)
+            checkpoint.write_bytes(b"epoch 2 " * 2000)
+            if ended:
+                checkpoint.unlink()
+        # a failed node's last checkpoint is there, complete, for the retry; an ended one is gone
+        assert store.size(key) == (None if ended else 16000)
+
+
 def test_a_store_that_is_away_fails_the_node_saying_so(on_bucket, owner_client, users, server):
     ds = upload(owner_client, image_zip()).json()
     server.stop()

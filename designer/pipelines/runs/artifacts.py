@@ -151,7 +151,8 @@ class LogSync(threading.Thread):
     """With a bucket: a running node's logs and device records reach the store every
     LOG_SYNC_SECONDS (the Outputs + logs pane reads them there), and once more when it ends; so
     does a training's checkpoint (`work/checkpoint.pth`, written whole at each epoch's end: another
-    machine can go on from it). A file is uploaded again only when it has grown or changed."""
+    machine can go on from it), which goes from the store when the module removed it by the end.
+    A file is uploaded again only when it has grown or changed."""
 
     def __init__(self, run_id: int, node_id: str, renamed: dict[str, str] | None = None):
         """`renamed`: files kept in the store under another name (a distributed node's other
@@ -185,6 +186,13 @@ class LogSync(threading.Thread):
             pause = min(pause * 2, 5.0)
         if self.error is not None:
             log.warning("%s: the last logs could not be kept in the artifact store: %s", self.key, self.error)
+        # a checkpoint the module removed (its training ended: nothing resumes from it) goes from the store too
+        checkpoint = self.folder / layout.WORK_DIR / layout.CHECKPOINT_FILE
+        if str(checkpoint) in self.seen and not checkpoint.exists():
+            try:
+                artifact_store.get().delete_prefix(f"{self.key}/{layout.WORK_DIR}")  # (only the checkpoint is kept there)
+            except StoreError as e:
+                log.warning("%s: an ended training's checkpoint stays in the artifact store: %s", self.key, e)
 
     def run(self) -> None:
         while not self.stopped.wait(settings.LOG_SYNC_SECONDS):
