@@ -170,17 +170,19 @@ class LogSync(threading.Thread):
             self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         if self.ident is None:
             return  # never started: a store that is a folder
         self.stopped.set()
         self.join()
-        # the last lines and the last checkpoint, complete: a store that is away a moment (a
-        # restart, a busy server) is tried again a while, never for longer than the node itself waits
+        # the last lines and the last checkpoint, complete: after a node that ended well, a store
+        # that is away a moment (a restart, a busy server) is tried again a while, never for longer
+        # than the node itself waits; a failed node (the store away too long, maybe) tries once
         began, pause = time.monotonic(), 0.5
+        patience = min(settings.STORE_RETRY_SECONDS, FINAL_SYNC_SECONDS) if exc_type is None else 0
         while True:
             self.sync()
-            if self.error is None or time.monotonic() - began >= min(settings.STORE_RETRY_SECONDS, FINAL_SYNC_SECONDS):
+            if self.error is None or time.monotonic() - began >= patience:
                 break
             time.sleep(pause)
             pause = min(pause * 2, 5.0)
