@@ -42,6 +42,8 @@ run: export DEBUG = true
 run: export SERVING_HOST = $(HOST)
 run: export SERVING_PORT := $(SERVING_PORT)
 run: deps
+	@# the address the headless commands print a run's link under (settings.SITE_URL), in another shell too
+	@d="$${DESIGNER_DATA_DIR:-var}"; mkdir -p "$$d" && echo "$${SITE_URL:-http://$(HOST):$(PORT)}" > "$$d/site-url"
 	$(PY) manage.py migrate --noinput -v 0
 	$(PY) manage.py ensure_admin
 	@# the tour's dataset (examples/digits.json names it): scikit-learn's digits as images, made once

@@ -111,8 +111,19 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
-# where people open the web app: the headless commands print a run's address under it
-SITE_URL = env_url("SITE_URL", "http://localhost:8000", ("http", "https")).rstrip("/")
+# where people open the web app: the headless commands print a run's address under it (unset:
+# the address `make run` serves on, which it writes in the data folder; else localhost:8000)
+SITE_URL_FILE = DATA_DIR / "site-url"
+
+
+def _served_at() -> str:
+    try:
+        return SITE_URL_FILE.read_text(encoding="utf-8").strip()[:500] or "http://localhost:8000"
+    except (OSError, UnicodeDecodeError):
+        return "http://localhost:8000"
+
+
+SITE_URL = env_url("SITE_URL", _served_at(), ("http", "https")).rstrip("/")
 # django-csp: scripts from this site only (no inline script, no eval), nothing embedded elsewhere.
 # Styles: X6 puts its stylesheet in a <style> element and the pages set style attributes, so
 # inline styles are allowed; an injected style cannot run code.

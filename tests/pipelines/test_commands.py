@@ -296,6 +296,10 @@ def test_on_a_new_machine_run_pipeline_sets_up_the_database_and_runs(tmp_path):
     assert "no such table" not in out.stderr and "Setting up the database first" in out.stderr
     assert "n1 (toy_add): completed" in out.stdout and "\nrun 1 completed\n" in out.stdout
     assert out.stdout.endswith("\nopen it at https://designer.example.com/pipelines/1/?run=1\n")  # the site's address
+    # without SITE_URL: the address `make run` serves on (PORT=9000), which it left in the data folder
+    (data / "site-url").write_text("http://127.0.0.1:9000\n")
+    out = manage(data, "run_pipeline", write(tmp_path, chain(2)), "--inline")
+    assert out.stdout.endswith("\nopen it at http://127.0.0.1:9000/pipelines/1/?run=2\n"), out.stdout + out.stderr[-3000:]
 
 
 def test_a_database_with_tables_is_never_migrated_by_a_headless_command_which_says_what_to_run(tmp_path):
