@@ -3,7 +3,7 @@ import shutil
 from sdk.context import DistributedJob
 from sdk.declarations import Bool, Choice, Float, ImageDirectory, Int, ModelDirectory, Module, Port, UntrainedModelDirectory
 from sdk.formats import metrics, model
-from sdk.layout import DEVICES_DIR
+from sdk.layout import CHECKPOINT_FILE, DEVICES_DIR, WORK_DIR
 
 
 class TrainPyTorchModel(Module):
@@ -58,11 +58,15 @@ class TrainPyTorchModel(Module):
         # refuse wrong inputs here, by port name, before any torch work
         model.read_start(untrained_model, self.label, "Untrained model")
         out = ctx.output_dir("trained_model")
-        work = ctx.node_dir / "work"
+        work = ctx.node_dir / WORK_DIR
         stop_file = work / "STOP"  # created by the designer when a sweep's policy ends this trial early
+        # a checkpoint there: this node's earlier attempt was lost (its worker killed, a machine gone), and
+        # the training goes on from its last epoch (the designer brought it back from the store)
+        checkpoint = work / CHECKPOINT_FILE
         argv = [*training_argv(untrained_model.path, training_dataset.path, validation_dataset.path, out, ctx.params,
                                work_dir=work), "--label", self.label, "--stop-file", str(stop_file),
-                "--devices-dir", str(ctx.node_dir / DEVICES_DIR)]
+                "--devices-dir", str(ctx.node_dir / DEVICES_DIR),
+                *(["--resume", str(checkpoint)] if checkpoint.is_file() else [])]
         if ctx.world_size == 1:
             from training import train
 

@@ -59,6 +59,16 @@ def save_on_master(obj, path) -> None:
         os.replace(tmp, path)
 
 
+def gather_object(obj) -> list:
+    """`obj` of every rank, in rank order, on rank 0 ([] on the others; [obj] when not
+    distributed). Over NCCL the objects travel through this rank's GPU (devices.choose set it)."""
+    if not is_dist_avail_and_initialized():
+        return [obj]
+    gathered: list | None = [None] * get_world_size() if is_main_process() else None
+    dist.gather_object(obj, gathered, dst=0)
+    return gathered or []
+
+
 def reduce_sum(values: list[float], device="cpu") -> list[float]:
     """Sum each value over every process (identity in a single process)."""
     t = torch.tensor(values, dtype=torch.float64, device=device)

@@ -39,6 +39,23 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def rng_state() -> dict:
+    """Every random generator this process draws from (the sampler's order, augmentations, dropout),
+    as a checkpoint keeps them: a resumed training draws what the uninterrupted one would have."""
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
 def drop_last(images: int, batch_size: int) -> bool:
     """Whether an epoch leaves out its last, partial batch: when it holds fewer than half a batch.
     BatchNorm normalises a step's images by their own statistics: over one image it fails (one

@@ -33,7 +33,7 @@ from sdk.formats.transformation import INFERENCE, RecipeError, inference_recipe
 from training import devices, finetune, loading, models
 from training import distributed as dist_utils
 from training.data import IMAGENET_NORMALIZE
-from training.recipe import BestEpoch, drop_last, lr_factor, set_seed
+from training.recipe import BestEpoch, drop_last, lr_factor, rng_state, set_rng_state, set_seed
 from training.reporting import EpochSums, Reporter, report_epoch
 from training.transforms import build_transform
 
@@ -241,6 +241,7 @@ class _Run:
         self.keeper = BestEpoch(args.patience)
         self.history: list[dict] = []
         self.start_epoch = 1
+        self.stopped = False  # (a resumed training whose last epoch was early stopping's)
         self.checkpoint_path = Path(args.work_dir) / CHECKPOINT if args.work_dir else None
 
     def resume(self, path) -> None:
@@ -253,6 +254,12 @@ class _Run:
         self.keeper.__dict__.update(checkpoint["best"])
         self.history = checkpoint["history"]
         self.start_epoch = checkpoint["epoch"] + 1
+        self.stopped = bool(checkpoint.get("stopped"))
+        # this process's generators as they were (rank 0's are kept: each rank's own seed was
+        # drawn from them at the start), so that the next epoch draws the same order and augmentations
+        rng = checkpoint.get("rng", {}).get(self.args.rank)
+        if rng is not None:
+            set_rng_state(rng)
         self.reporter.log(f"resumed from {path} after epoch {checkpoint['epoch']}")
 
     def epoch(self, epoch: int) -> bool:
@@ -270,13 +277,15 @@ class _Run:
         report_epoch(self.reporter, epoch, args.epochs, figures)
         self.history.append({"epoch": epoch, **figures})
         stop = self.keeper.update(epoch, figures["validation_loss"], self.model_without_ddp)
+        rng = dist_utils.gather_object(rng_state())  # every rank's, on rank 0
         if self.checkpoint_path is not None:
             self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
             dist_utils.save_on_master({"model": self.model_without_ddp.state_dict(),
                                        "optimizer": self.optimizer.state_dict(),
                                        "lr_scheduler": self.lr_scheduler.state_dict(), "epoch": epoch,
                                        "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
-                                       "args": vars(args), "best": vars(self.keeper), "history": self.history},
+                                       "args": vars(args), "best": vars(self.keeper), "history": self.history,
+                                       "stopped": stop, "rng": dict(enumerate(rng)) if rng else {}},
                                       self.checkpoint_path)
         return stop
 
@@ -328,7 +337,7 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     run = _Run(args, spec, data, device, reporter)
     if args.resume:
         run.resume(args.resume)
-    for epoch in range(run.start_epoch, args.epochs + 1):
+    for epoch in range(run.start_epoch, args.epochs + 1 if not run.stopped else run.start_epoch):
         if run.epoch(epoch) and epoch < args.epochs:
             reporter.log(f"early stopping: the validation loss has not improved for {args.patience} epoch(s) "
                          f"(best {run.keeper.best_loss:.4f} at epoch {run.keeper.best_epoch})")

@@ -21,8 +21,11 @@ from sdk.declarations import accepted_types, compatible, not_finite
 SCHEMA_PATH = Path(__file__).with_name("pipeline.schema.json")
 MAX_RUN_SETTING = 64
 RUN_SETTING_LABELS = {"node_count": "Node count", "process_count_per_node": "Process count per node",
-                      "timeout_seconds": "Timeout (seconds)", "compute_target": "Compute target"}
+                      "timeout_seconds": "Timeout (seconds)", "compute_target": "Compute target",
+                      "max_retries": "Max retries"}
 MAX_TIMEOUT_SECONDS = 30 * 24 * 3600  # 0: no limit
+DEFAULT_MAX_RETRIES = 2  # a node whose worker is lost runs again (from its checkpoint) this many times
+MAX_RETRIES = 10
 
 
 @lru_cache(maxsize=1)
@@ -202,7 +205,11 @@ def _run_setting_problems(node: dict, module) -> list[Problem]:
         label = RUN_SETTING_LABELS.get(name, name)
         if name == targets.KEY:
             continue  # any module may run on another target (targets.problems checks that it exists)
-        if name == "timeout_seconds":
+        if name == "max_retries":
+            if not 0 <= value <= MAX_RETRIES:
+                problems.append(Problem(f"{module.label}: {label} is {value}: must be between 0 (never run again) and "
+                                        f"{MAX_RETRIES}", "bad_value", node=nid, param=name))
+        elif name == "timeout_seconds":
             if not module.timeout_setting and value != 0:
                 problems.append(Problem(f"{module.label} has no Timeout run setting: {label} must be 0", "bad_value",
                                         node=nid, param=name))

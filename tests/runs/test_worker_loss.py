@@ -21,22 +21,50 @@ def test_a_run_submitted_while_no_worker_is_up_waits_then_runs(start_worker, use
     assert owner_client.get(f"/api/runs/{run.id}").json()["message"] == ""
 
 
-def test_a_worker_killed_in_the_middle_of_a_node_fails_the_node_with_that_reason(start_worker, users, owner_client):
-    """The only worker dies (the OOM killer, an unplugged machine): the maintenance process `make run`
-    starts beside it (manage.py maintenance) fails its node; the page only reads."""
+def test_a_node_whose_worker_is_killed_runs_again_on_another_worker_and_one_without_retries_fails(start_worker, users, owner_client, tmp_path):
+    """The worker dies (the OOM killer, an unplugged machine): the maintenance process `make run`
+    starts beside it (manage.py maintenance) sends its node back to the queue, and the next worker
+    runs it, the node's log and the API saying which attempt was lost where. With Max retries 0 the
+    node fails, saying why. The page only reads."""
     maintenance = MaintenanceProcess("beside", TEST_DATA)
     try:
+        hold = tmp_path / "hold"
+        hold.touch()  # the first attempt waits on it until its worker is killed
+        doc = chain(3)
+        doc["nodes"][1]["parameters"]["hold_file"] = str(hold)
         worker = start_worker("doomed")
-        run = runs.submit(users["owner"], chain(3, sleep=60))
+        run = runs.submit(users["owner"], doc)
         wait_for_run(run.id, until=lambda r: r.nodes.filter(node_id="n1", status="running").exists())
         worker.kill()
+        killed_at = time.monotonic()
+        while (node := owner_client.get(f"/api/runs/{run.id}").json()["nodes"]["n1"])["attempt"] != 2:
+            assert node["status"] == "running" and time.monotonic() - killed_at < 30, ("the node was not sent back", node)
+            time.sleep(0.5)
+        assert node["status"] == "queued"  # no worker is up: it waits, kept
+        hold.unlink()
+        rescue = start_worker("rescue")
+        run = wait_for_run(run.id, timeout=60)
+        assert run.status == "completed", {nr.node_id: (nr.status, nr.error) for nr in run.nodes.all()}
+        n1 = owner_client.get(f"/api/runs/{run.id}").json()["nodes"]["n1"]
+        assert n1["attempt"] == 2 and "rescue" in n1["worker"] and n1["error"] == ""
+        [lost] = n1["attempts"]
+        assert lost["attempt"] == 1 and worker.hostname in lost["worker"] and lost["reason"].startswith("WorkerLostError:")
+        log = owner_client.get(f"/api/runs/{run.id}/nodes/n1/log").json()["text"]
+        assert f"attempt 2: attempt 1 ran on {lost['worker']} and was lost" in log, log
+
+        doc["nodes"][1]["run_settings"] = {"max_retries": 0}
+        doc["nodes"][1]["parameters"]["amount"] = 2  # (not the completed node again)
+        hold.touch()
+        run = runs.submit(users["owner"], doc)
+        wait_for_run(run.id, until=lambda r: r.nodes.filter(node_id="n1", status="running").exists())
+        rescue.kill()
         killed_at = time.monotonic()
         while owner_client.get(f"/api/runs/{run.id}").json()["status"] not in ("failed", "completed"):
             assert time.monotonic() - killed_at < 30, "the run hangs after its worker died"
             time.sleep(0.5)
         run.refresh_from_db()
         lost = run.nodes.get(node_id="n1")
-        assert lost.status == "failed" and lost.error.startswith("WorkerLostError:") and worker.hostname in lost.error
+        assert lost.status == "failed" and lost.error.startswith("WorkerLostError:") and lost.attempt == 1
         assert run.nodes.get(node_id="n2").status == "not_run"
     finally:
         maintenance.end()

@@ -92,6 +92,11 @@ class NodeRun(models.Model):
     # it (marked stopped), so that "worker X stopped responding" can still name it
     worker = models.ForeignKey("Worker", null=True, blank=True, on_delete=models.SET_NULL, related_name="noderuns")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # a node whose worker was lost goes back to the queue, up to its Max retries (run setting
+    # max_retries): this is its attempt number, and `attempts` says what became of the earlier ones
+    attempt = models.PositiveSmallIntegerField(default=1)
+    attempts = models.JSONField(default=list, blank=True,
+                                help_text="the earlier attempts: [{attempt, worker, started_at, lost_at, reason, retried_at}]")
     # a pending node whose identical twin (same cache key, same owner) is queued or running in
     # another run: it waits for that one and reuses its output (advance.py)
     waits_for = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="waiters")

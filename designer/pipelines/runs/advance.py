@@ -119,9 +119,11 @@ def _processes(module, node: dict) -> dict | None:
     return {name: given.get(name, 1) for name in ("node_count", "process_count_per_node")}
 
 
-def transition(nr: NodeRun, old: str, new: str, **fields) -> bool:
-    """Move a NodeRun from `old` to `new` only if nobody else moved it first."""
-    won = NodeRun.objects.filter(pk=nr.pk, status=old).update(status=new, **fields) == 1
+def transition(nr: NodeRun, old: str, new: str, of_attempt: int | None = None, **fields) -> bool:
+    """Move a NodeRun from `old` to `new` only if nobody else moved it first (and, given
+    `of_attempt`, only while it is at that attempt: a lost worker that comes back changes nothing)."""
+    where = {} if of_attempt is None else {"attempt": of_attempt}
+    won = NodeRun.objects.filter(pk=nr.pk, status=old, **where).update(status=new, **fields) == 1
     if won:
         nr.status = new
         for k, v in fields.items():

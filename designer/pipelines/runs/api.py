@@ -160,7 +160,7 @@ def node_json(nr: NodeRun) -> dict:
             "started_at": nr.started_at and nr.started_at.isoformat(),
             "finished_at": nr.finished_at and nr.finished_at.isoformat(),
             "duration": nr.duration, "reused_from_run": nr.reused_from.run_id if nr.reused_from_id else None,
-            "outputs": sorted(nr.outputs)}
+            "outputs": sorted(nr.outputs), "attempt": nr.attempt, "attempts": nr.attempts}
 
 
 @api("GET", "POST", doc={

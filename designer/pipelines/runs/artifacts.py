@@ -170,6 +170,25 @@ class LogSync(threading.Thread):
             self.start()
         return self
 
+    def restore(self) -> list[str]:
+        """For a node's next attempt on this machine: what its lost attempts left in the store (its
+        logs, which go on growing, and a training's checkpoint, which it goes on from) into the
+        node's folder; the paths restored. With a folder store, they are in the folder already."""
+        if not artifact_store.is_remote():
+            return []
+        store, restored = artifact_store.get(), []
+        for area in (layout.LOG_DIR, layout.WORK_DIR):
+            for rel, _ in store.list(f"{self.key}/{area}"):
+                if area == layout.WORK_DIR and rel != layout.CHECKPOINT_FILE:
+                    continue
+                target = paths.inside(self.folder / area, rel)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                store.get_object(f"{self.key}/{area}/{rel}", target)
+                stat = target.stat()
+                self.seen[str(target)] = (stat.st_size, stat.st_mtime_ns)  # in the store already
+                restored.append(f"{area}/{rel}")
+        return restored
+
     def __exit__(self, exc_type, *exc) -> None:
         if self.ident is None:
             return  # never started: a store that is a folder

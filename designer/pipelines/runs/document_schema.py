@@ -74,7 +74,11 @@ def _run_settings(module: type[Module], base: dict) -> dict:
                if module.timeout_setting else {"const": 0, "description": f"{module.label} has no timeout"})
     properties = {"node_count": {**count, "title": graph.RUN_SETTING_LABELS["node_count"]},
                   "process_count_per_node": {**count, "title": graph.RUN_SETTING_LABELS["process_count_per_node"]},
-                  "timeout_seconds": {**timeout, "title": graph.RUN_SETTING_LABELS["timeout_seconds"]}}
+                  "timeout_seconds": {**timeout, "title": graph.RUN_SETTING_LABELS["timeout_seconds"]},
+                  "max_retries": {"type": "integer", "minimum": 0, "maximum": graph.MAX_RETRIES,
+                                  "default": graph.DEFAULT_MAX_RETRIES, "title": graph.RUN_SETTING_LABELS["max_retries"],
+                                  "description": "how many times the node runs again, from its last checkpoint, "
+                                                 "when its worker is lost; 0: never"}}
     return {**base, "properties": {**base["properties"], **properties}}
 
 

@@ -30,6 +30,7 @@ from designer.pipelines.runs.advance import advance, transition, wake_waiters
 from designer.pipelines.runs.launchers.distributed import launcher_for
 from designer.pipelines.runs.node_heartbeat import NodeHeartbeat
 from designer.pipelines.runs.rungraph import run_graph
+from sdk import layout
 from sdk.context import STOP_GRACE_SECONDS
 from sdk.errors import ModuleError
 
@@ -72,8 +73,8 @@ def execute_noderun(noderun_id: int) -> list[int]:
     if nr.status == st.QUEUED and routing.forward_if_unfit(nr, workers.current_name()):
         return []  # this worker cannot run it (node 0 of a distributed node, weights): handed on to one that can
     now = timezone.now()
-    if not transition(nr, st.QUEUED, st.RUNNING, started_at=now, heartbeat_at=now, worker=workers.current(),
-                      send_due_at=None):
+    if not transition(nr, st.QUEUED, st.RUNNING, of_attempt=nr.attempt, started_at=now, heartbeat_at=now,
+                      worker=workers.current(), send_due_at=None):
         return []  # cancelled or taken meanwhile (a duplicate message of the outbox ends here)
     buffer = events.Buffer(nr.run_id)
     # a sweep's trial: its policy may end the training early, saying why in the node's log
@@ -83,12 +84,14 @@ def execute_noderun(noderun_id: int) -> list[int]:
     # in a worker's pool process, a module deaf to a cancel has its process ended; inline (a
     # command's own process) and distributed (its launcher ends its processes) it is waited for
     overdue = None if module.distributed or workers.current_name() == workers.INLINE else lambda: _end_overdue(nr, buffer)
-    with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue) as beat:
+    with NodeHeartbeat(nr.pk, nr.run_id, buffer, overdue, attempt=nr.attempt) as beat:
         try:
             # (an id no folder may have, of an old stored run, fails the node here: paths.OutsideFolder)
             folder = artifacts.node_dir(nr.run_id, nr.node_id)
             # its inputs here (with a bucket: fetched into this worker's cache, held while it runs)
-            with artifacts.LogSync(nr.run_id, nr.node_id), contextlib.ExitStack() as inputs:
+            with artifacts.LogSync(nr.run_id, nr.node_id) as sync, contextlib.ExitStack() as inputs:
+                if nr.attempt > 1:  # its worker was lost: this is a retry (retries.py)
+                    _again(nr, folder, sync)
                 keys = artifacts.input_keys(nr, module)
                 held = _waiting_for_store(nr, folder, ("its inputs", "fetched from"), beat.cancelled,
                                           lambda: inputs.enter_context(artifacts.fetched(keys)))
@@ -104,6 +107,19 @@ def execute_noderun(noderun_id: int) -> list[int]:
     if error is not None:
         return _failed(nr, buffer, error, isinstance(error, executor.Cancelled) or beat.cancel_requested())
     return _completed(nr, buffer, outputs, reusable=not watch.ended)
+
+
+def _again(nr: NodeRun, folder: Path, sync: artifacts.LogSync) -> None:
+    """The next attempt of a node whose worker was lost: what the lost one left (its log, a
+    training's checkpoint) comes back from the store, and the log says which attempt this is."""
+    restored = _waiting_for_store(nr, folder, ("its earlier attempt's logs and checkpoint", "fetched from"),
+                                  lambda: False, sync.restore)
+    last = nr.attempts[-1] if nr.attempts else {}
+    checkpoint = (folder / layout.WORK_DIR / layout.CHECKPOINT_FILE).is_file()
+    executor.append_log(folder, f"attempt {nr.attempt}: attempt {last.get('attempt', nr.attempt - 1)} ran on "
+                                f"{last.get('worker') or 'a worker'} and was lost (last heard of {last.get('lost_at', '?')}); "
+                                + ("it goes on from the last checkpoint" if checkpoint else "it starts again")
+                                + (f" ({', '.join(restored)} brought back from the artifact store)" if restored else ""))
 
 
 def _inputs(nr: NodeRun, held: dict[str, Path]) -> dict[str, executor.InputArtifact]:
@@ -163,9 +179,9 @@ def _ended(nr: NodeRun, buffer: events.Buffer, status: str, text: str, only_if_r
     """Record the node as failed or cancelled (if it still runs; its event also when it no longer
     does, unless `only_if_running`): (whether this call moved it, what is ready)."""
     with transaction.atomic():
-        won = transition(nr, st.RUNNING, status, error=text, finished_at=timezone.now())
-        if only_if_running and not won:
-            return False, []
+        won = transition(nr, st.RUNNING, status, of_attempt=nr.attempt, error=text, finished_at=timezone.now())
+        if not won and (only_if_running or not NodeRun.objects.filter(pk=nr.pk, attempt=nr.attempt).exists()):
+            return False, []  # (its next attempt runs elsewhere: this worker was thought lost)
         buffer.add(executor.Event("node_cancelled" if status == st.CANCELLED else "node_failed", nr.node_id, {"error": text}))
         buffer.flush()
         ready = advance(nr.run_id, [nr.node_id])
@@ -191,7 +207,8 @@ def _completed(nr: NodeRun, buffer: events.Buffer, outputs: dict[str, str], reus
     ids = {port: cache.output_identity(nr.cache_key, nr.pk, port) for port in outputs}
     key = {} if reusable else {"cache_key": ""}
     with transaction.atomic():
-        if transition(nr, st.RUNNING, st.COMPLETED, outputs=outputs, output_ids=ids, finished_at=timezone.now(), **key):
+        if transition(nr, st.RUNNING, st.COMPLETED, of_attempt=nr.attempt, outputs=outputs, output_ids=ids,
+                      finished_at=timezone.now(), **key):
             buffer.add(executor.Event("node_finished", nr.node_id, {"duration": nr.duration}))
         buffer.flush()
         ready = advance(nr.run_id, [nr.node_id])

@@ -27,9 +27,13 @@ class NodeHeartbeat(threading.Thread):
     """`with NodeHeartbeat(...) as beat:` around a node's work; `beat.cancelled()` says whether
     the user asked to cancel the run."""
 
-    def __init__(self, noderun_id: int, run_id: int, buffer: events.Buffer, on_overdue: Callable[[], None] | None = None):
+    def __init__(self, noderun_id: int, run_id: int, buffer: events.Buffer, on_overdue: Callable[[], None] | None = None,
+                 attempt: int | None = None):
+        """`attempt`: the node's attempt this worker runs (a worker thought lost, whose node runs
+        again elsewhere, keeps no later attempt alive)."""
         super().__init__(daemon=True, name=f"heartbeat-{noderun_id}")
         self.noderun_id, self.run_id, self.buffer = noderun_id, run_id, buffer
+        self.attempt = {} if attempt is None else {"attempt": attempt}
         self.on_overdue = on_overdue
         self.stopped = threading.Event()
         self.cancel_seen = threading.Event()
@@ -67,7 +71,7 @@ class NodeHeartbeat(threading.Thread):
 
     def beat(self) -> None:
         self.buffer.flush()
-        NodeRun.objects.filter(pk=self.noderun_id, status=st.RUNNING).update(heartbeat_at=timezone.now())
+        NodeRun.objects.filter(pk=self.noderun_id, status=st.RUNNING, **self.attempt).update(heartbeat_at=timezone.now())
         if not self.cancel_seen.is_set() and Run.objects.filter(pk=self.run_id, cancel_requested=True).exists():
             self.cancel_seen_at = time.monotonic()
             self.cancel_seen.set()

@@ -42,7 +42,11 @@ LABELS = {"name": {**STR, "minLength": 1, "maxLength": labels.MAX_NAME, "descrip
           "tags": {"anyOf": [TAGS, {**arr(STR), "maxItems": labels.MAX_TAGS}]}}
 NODE = named("NodeRun", obj({
     "status": STR, "kind": STR, "error": STR, "worker": STR, "queued_at": maybe(TIME), "started_at": maybe(TIME),
-    "finished_at": maybe(TIME), "duration": maybe(NUM), "reused_from_run": maybe(INT), "outputs": arr(STR)}))
+    "finished_at": maybe(TIME), "duration": maybe(NUM), "reused_from_run": maybe(INT), "outputs": arr(STR),
+    "attempt": {**INT, "description": "1, or the attempt that runs now when its worker was lost before (Max retries)"},
+    "attempts": arr(named("LostAttempt", obj({
+        "attempt": INT, "worker": STR, "reason": STR, "started_at": maybe(TIME), "lost_at": maybe(TIME),
+        "retried_at": TIME})))}))
 RUN_SUMMARY = named("RunSummary", obj({
     "id": INT, "name": STR, "status": STR, "pipeline": maybe(INT), "shown_status": STR, "submitted_by": STR,
     "submitted_at": TIME, "started_at": maybe(TIME), "finished_at": maybe(TIME), "duration": maybe(NUM),

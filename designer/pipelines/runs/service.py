@@ -19,7 +19,7 @@ from designer.pipelines.compute import workers
 from designer.pipelines.datasets import service as datasets
 from designer.pipelines.models import NodeRun, Run, Source, Trial
 from designer.pipelines.registry import service as registry
-from designer.pipelines.runs import events, outbox, routing
+from designer.pipelines.runs import events, outbox, retries, routing
 from designer.pipelines.runs.advance import advance, transition, wake_stranded, wake_waiters
 from designer.pipelines.runs.artifacts import node_dir
 from designer.pipelines.runs.execute import execute_noderun
@@ -143,11 +143,15 @@ def cancel(run: Run) -> None:
 
 
 def reap_lost_nodes() -> int:
-    """Fail running nodes whose worker stopped sending heartbeats (killed, crashed, unplugged)."""
+    """Running nodes whose worker stopped sending heartbeats (killed, crashed, unplugged): back to
+    the queue for their next attempt while they have retries left (retries.py), else failed."""
     lost = 0
-    for nr in NodeRun.objects.filter(status=st.RUNNING, heartbeat_at__lt=lost_limit()):
+    for nr in NodeRun.objects.select_related("worker").filter(status=st.RUNNING, heartbeat_at__lt=lost_limit()):
         health = launcher_of(nr).check_health(Step(nr.pk))
-        if health.failure and transition(nr, st.RUNNING, st.FAILED, error=health.failure, finished_at=timezone.now()):
+        if health.failure and retries.retry_lost(nr, health.failure):
+            dispatch([nr.pk])
+            lost += 1
+        elif health.failure and transition(nr, st.RUNNING, st.FAILED, error=health.failure, finished_at=timezone.now()):
             events.record(nr.run_id, Event("node_failed", nr.node_id, {"error": health.failure}))
             dispatch(advance(nr.run_id, [nr.node_id]) + wake_waiters(nr))
             lost += 1

@@ -236,6 +236,7 @@ def node_pane(request, pk):
         "node": node, "module": module, "fields": fields, "stray_bindings": stray, "twin": request.POST.get("twin") == "1",
         "node_count": settings.get("node_count", 1), "process_count": settings.get("process_count_per_node", 1),
         "timeout_seconds": settings.get("timeout_seconds", 0), "max_timeout": graph.MAX_TIMEOUT_SECONDS,
+        "max_retries": settings.get("max_retries", graph.DEFAULT_MAX_RETRIES), "max_max_retries": graph.MAX_RETRIES,
         "max_run_setting": graph.MAX_RUN_SETTING, "latest_version": max(catalogue.versions(kind), default=None),
         **_target_choice(settings.get("compute_target")),
     })
