@@ -260,7 +260,15 @@ class _Run:
         rng = checkpoint.get("rng", {}).get(self.args.rank)
         if rng is not None:
             set_rng_state(rng)
+            if rng.get("sampler") is not None:
+                self.train_sampler.generator.set_state(rng["sampler"])
         self.reporter.log(f"resumed from {path} after epoch {checkpoint['epoch']}")
+
+    def _rng_state(self) -> dict:
+        """This process's generators, the training sampler's own with them (one process: its
+        order; DistributedSampler's follows the seed and the epoch)."""
+        generator = getattr(self.train_sampler, "generator", None)
+        return {**rng_state(), "sampler": generator.get_state() if generator is not None else None}
 
     def epoch(self, epoch: int) -> bool:
         """Train and validate one epoch; True when early stopping says to stop."""
@@ -277,7 +285,7 @@ class _Run:
         report_epoch(self.reporter, epoch, args.epochs, figures)
         self.history.append({"epoch": epoch, **figures})
         stop = self.keeper.update(epoch, figures["validation_loss"], self.model_without_ddp)
-        rng = dist_utils.gather_object(rng_state())  # every rank's, on rank 0
+        rng = dist_utils.gather_object(self._rng_state())  # every rank's, on rank 0
         if self.checkpoint_path is not None:
             self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
             dist_utils.save_on_master({"model": self.model_without_ddp.state_dict(),

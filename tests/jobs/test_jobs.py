@@ -36,6 +36,16 @@ def submit(owner_client, p, **body):
     return owner_client.post(f"/api/pipelines/{p.id}/runs", body, content_type="application/json")
 
 
+def test_an_epoch_logged_again_by_a_resumed_training_counts_once_with_its_later_value():
+    from designer.pipelines.runs.final_metrics import summarise
+
+    # epochs 1-3, the worker lost after epoch 3 with its last checkpoint at epoch 2: 3 again, then 4
+    logged = [("t", {"name": "loss", "value": v, "step": s}) for s, v in ((1, 0.9), (2, 0.5), (3, 0.1), (3, 0.3), (4, 0.2))]
+    assert summarise(logged) == {"loss": {"last": 0.2, "best": 0.2, "node": "t", "steps": 4}}
+    # stepless values all count
+    assert summarise([("t", {"name": "acc", "value": 0.5}), ("t", {"name": "acc", "value": 0.4})])["acc"]["steps"] == 2
+
+
 @pytest.mark.production
 def test_a_finished_run_carries_its_final_metrics_last_and_best(users, owner_client):
     p = saved(users["owner"], epochs=4)

@@ -36,22 +36,25 @@ def is_number(value) -> bool:
 
 
 def summarise(logged: Iterable[tuple[str, dict]]) -> dict:
-    """{key: {last, best, node, steps}} of (node id, metric event data) pairs in the order logged."""
-    per_node: dict[tuple[str, str], dict] = {}
+    """{key: {last, best, node, steps}} of (node id, metric event data) pairs in the order logged.
+    A step logged again (a training that went on from its checkpoint after its worker was lost
+    computes the epochs after it once more) counts once, with its later value."""
+    per_node: dict[tuple[str, str], dict] = {}  # {(name, node): {step: value}}
+    last: dict[tuple[str, str], float] = {}
     for node_id, data in logged:
         name, value = (data.get("name"), data.get("value")) if isinstance(data, dict) else (None, None)
         if not isinstance(name, str) or not name or not is_number(value):
             continue
-        entry = per_node.setdefault((name, node_id), {"last": None, "best": None, "node": node_id, "steps": 0})
-        goal = goal_of(name)
-        best = entry["best"]
-        if goal and (best is None or (value < best if goal == "minimize" else value > best)):
-            entry["best"] = value
-        entry["last"] = value
-        entry["steps"] += 1
+        values = per_node.setdefault((name, node_id), {})
+        step = data.get("step")
+        values[step if isinstance(step, int) and not isinstance(step, bool) else f"#{len(values)}"] = value
+        last[name, node_id] = value
     named: dict[str, dict] = {}
-    for (name, node_id), entry in per_node.items():
-        named[name if name not in named else f"{name} ({node_id})"] = entry
+    for (name, node_id), values in per_node.items():
+        goal = goal_of(name)
+        best = (min if goal == "minimize" else max)(values.values()) if goal else None
+        named[name if name not in named else f"{name} ({node_id})"] = \
+            {"last": last[name, node_id], "best": best, "node": node_id, "steps": len(values)}
     return named
 
 
