@@ -37,6 +37,22 @@ function ranWith(runId, rows, settings) {
     h('table', {}, h('tbody', {}, cells)), layout);
 }
 
+/** "Attempts": a node whose worker was lost ran again (Max retries): which worker each earlier
+ * attempt ran on, when it was last heard of, why it ended, and the time it cost; null for one attempt. */
+export function attemptsList(data) {
+  const lost = data.attempts || [];
+  if (!lost.length) return null;
+  const at = (iso) => (iso ? new Date(iso).toLocaleTimeString() : '?');
+  const cost = (a) => (a.started_at && a.retried_at
+    ? `, ${Math.round((Date.parse(a.retried_at) - Date.parse(a.started_at)) / 1000)} s after it started` : '');
+  const items = lost.map((a) => h('li', { 'data-attempt': a.attempt },
+    h('strong', {}, `Attempt ${a.attempt}`), ` on ${a.worker || 'a worker'}: lost (last heard of at ${at(a.lost_at)}); `,
+    `back in the queue at ${at(a.retried_at)}${cost(a)}`, h('div', { class: 'muted attempt-reason' }, a.reason)));
+  items.push(h('li', { 'data-attempt': data.attempt }, h('strong', {}, `Attempt ${data.attempt}`),
+    data.worker ? ` on ${data.worker}` : '', `: ${statusLabel(data.status)}`));
+  return h('div', { class: 'attempts', id: 'attempts' }, h('h4', {}, 'Attempts'), h('ol', { class: 'plain' }, items));
+}
+
 /** "Trained on": the device of each process (a GPU's name and memory, or the CPU), as the training recorded it. */
 export function devicesLine(devices) {
   if (!devices || !devices.length) return null;
@@ -125,6 +141,8 @@ export function outputsTab(view, book, moduleOf, datasets) {
       const rows = ranWithRows(moduleOf(node), r.data.parameters, node ? node.getData() : null, datasets);
       if (rows.length) parts.push(ranWith(sel.run.id, rows, r.data.run_settings));
     }
+    const attempts = attemptsList(r.data);
+    if (attempts) parts.push(attempts);
     const ranOn = devicesLine(r.data.devices);
     if (ranOn) parts.push(ranOn);
     for (const [port, files] of Object.entries(r.data.outputs)) {

@@ -310,3 +310,30 @@ def test_a_runs_outputs_show_the_parameters_it_ran_with_beside_the_canvas_values
     assert ran.get_attribute("open") is not None and "1 changed on the canvas since" in ran.locator("summary").inner_text()
     assert ran.locator("tr[data-param=sleep] td").inner_text() == "0"  # unchanged: no "now"
     page.shot("ran-with")
+
+
+def test_a_node_that_ran_again_after_its_worker_was_lost_lists_its_attempts(page, users, shared_worker):
+    """What the maintenance loop records when it sends a node back to the queue (tests/runs/
+    test_worker_loss.py does it for real) is what the node's Outputs + logs tab lists; the node's
+    Max retries is a run setting of every module."""
+    from designer.pipelines.models import NodeRun
+
+    open_designer(page, users["owner"], pipeline([n("src", "toy_source", value=10)], []))
+    select(page, "src")
+    expect(page.locator("#rs-max_retries")).to_have_value("2")  # the default
+    page.click("#submit")
+    wait_status(page, "src", "completed")
+    nr = NodeRun.objects.get(node_id="src")
+    lost = {"attempt": 1, "worker": "gpu-box-7:w1", "reason": "WorkerLostError: the worker gpu-box-7:w1 stopped responding "
+            "while running this node (no heartbeat since 2026-11-29 10:00:00 UTC): it was killed or lost.",
+            "started_at": "2026-11-29T09:58:00+00:00", "lost_at": "2026-11-29T10:00:00+00:00", "retried_at": "2026-11-29T10:00:30+00:00"}
+    NodeRun.objects.filter(pk=nr.pk).update(attempt=2, attempts=[lost])
+    select(page, "src")
+    page.click("[data-tab=outputs]")
+    items = page.locator("#attempts li")
+    expect(items).to_have_count(2)
+    first = items.nth(0).inner_text()
+    assert first.startswith("Attempt 1 on gpu-box-7:w1: lost (last heard of at") and "150 s after it started" in first
+    assert "WorkerLostError: the worker gpu-box-7:w1 stopped responding" in first
+    assert items.nth(1).inner_text().startswith(f"Attempt 2 on {nr.worker_label}: completed")
+    page.shot("attempts")

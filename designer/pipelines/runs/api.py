@@ -302,6 +302,8 @@ def node_files(request, pk, node_id):
     node = next((n for n in nr.run.snapshot.get("nodes", []) if n.get("id") == node_id), {})
     return JsonResponse({"outputs": {port: _stored(artifacts.list_output, output_key(nr, port)) for port in sorted(nr.outputs)},
                          "logs": _logs(nr), "status": nr.status, "error": nr.error,
+                         # its worker was lost before: which attempt this is, and what became of the earlier ones
+                         "attempt": nr.attempt, "attempts": nr.attempts, "worker": nr.worker_label,
                          # what it ran with: the values frozen at submit (pipeline parameters' values put in)
                          "parameters": node.get("parameters", {}), "run_settings": node.get("run_settings", {}),
                          # the device each process trained on (GPU name and memory, or the CPU)

@@ -40,13 +40,13 @@ LABELS = {"name": {**STR, "minLength": 1, "maxLength": labels.MAX_NAME, "descrip
           "experiment": {**STR, "minLength": 1, "maxLength": labels.MAX_EXPERIMENT,
                          "description": "the experiment it is listed under (default: the pipeline's name)"},
           "tags": {"anyOf": [TAGS, {**arr(STR), "maxItems": labels.MAX_TAGS}]}}
+LOST_ATTEMPT = named("LostAttempt", obj({
+    "attempt": INT, "worker": STR, "reason": STR, "started_at": maybe(TIME), "lost_at": maybe(TIME), "retried_at": TIME}))
 NODE = named("NodeRun", obj({
     "status": STR, "kind": STR, "error": STR, "worker": STR, "queued_at": maybe(TIME), "started_at": maybe(TIME),
     "finished_at": maybe(TIME), "duration": maybe(NUM), "reused_from_run": maybe(INT), "outputs": arr(STR),
     "attempt": {**INT, "description": "1, or the attempt that runs now when its worker was lost before (Max retries)"},
-    "attempts": arr(named("LostAttempt", obj({
-        "attempt": INT, "worker": STR, "reason": STR, "started_at": maybe(TIME), "lost_at": maybe(TIME),
-        "retried_at": TIME})))}))
+    "attempts": arr(LOST_ATTEMPT)}))
 RUN_SUMMARY = named("RunSummary", obj({
     "id": INT, "name": STR, "status": STR, "pipeline": maybe(INT), "shown_status": STR, "submitted_by": STR,
     "submitted_at": TIME, "started_at": maybe(TIME), "finished_at": maybe(TIME), "duration": maybe(NUM),
@@ -61,7 +61,7 @@ FILE = obj({"path": STR, "size": INT})
 LOG = obj({"file": STR, "files": arr(STR), "text": STR, "offset": INT, "next_offset": INT, "size": INT,
            "status": STR, "error": STR})
 FILES = obj({"outputs": obj(more=arr(FILE)), "logs": arr(FILE), "status": STR, "error": STR, "parameters": obj(),
-             "run_settings": obj(), "devices": arr(obj())})
+             "run_settings": obj(), "devices": arr(obj()), "attempt": INT, "attempts": arr(LOST_ATTEMPT), "worker": STR})
 
 WORKER = obj({"hostname": STR, "cpus": INT, "gpus": INT, "alive": BOOL, "busy": BOOL, "compute_target": STR,
               "last_seen": TIME, "running": arr(obj()), "cache": maybe(obj())})
