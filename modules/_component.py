@@ -33,7 +33,7 @@ from sdk.context import ENDED, DistributedJob
 from sdk.declarations import Module
 from sdk.errors import EmptyOutput, ModuleError
 from sdk.formats import image_directory, metrics
-from sdk.layout import META_FILE
+from sdk.layout import ATTEMPT_ENV, CHECKPOINT_DIR_ENV, CHECKPOINTS_DIR, META_FILE
 from supervision import command
 
 CODE_DIR = "code"
@@ -52,8 +52,17 @@ class CommandComponent(Module):
         spec = self.component
         code = component_file.copy_code(spec, ctx.node_dir / CODE_DIR)
         work = ctx.node_dir / WORK_DIR
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
+        checkpoints = work / CHECKPOINTS_DIR  # kept for the next attempt when the worker is lost
+        if ctx.attempt > 1 and checkpoints.is_dir():
+            for stale in work.iterdir():
+                if stale != checkpoints:
+                    shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
+            ctx.log(f"attempt {ctx.attempt}: {CHECKPOINT_DIR_ENV} holds what the lost attempt saved "
+                    f"({sum(1 for f in checkpoints.rglob('*') if f.is_file())} file(s))")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+        checkpoints.mkdir(parents=True, exist_ok=True)
+        attempt_env = {CHECKPOINT_DIR_ENV: str(checkpoints), ATTEMPT_ENV: str(ctx.attempt)}
         outputs = {p.name: ctx.output_dir(p.name) for p in spec.outputs}
         folders = {p.name: None if inputs.get(p.name) is None else str(inputs[p.name].path) for p in spec.inputs}
         for port in spec.inputs:
@@ -67,14 +76,15 @@ class CommandComponent(Module):
                 + (f" ({ctx.world_size} processes)" if ctx.world_size > 1 else "")
                 + (f", timeout {timeout} s" if timeout else ""))
         if ctx.world_size == 1:
-            stopped = command.run(argv, code, ctx.log_path, env=command.environment(metrics_file, stop_file), timeout=timeout,
+            stopped = command.run(argv, code, ctx.log_path, env={**command.environment(metrics_file, stop_file), **attempt_env},
+                                  timeout=timeout,
                                   check_cancelled=ctx.check_cancelled, stop_requested=ctx.stop_requested, stop_file=stop_file,
                                   metrics_file=metrics_file, on_metric=ctx.metric, label=spec.label,
                                   stop_grace=ctx.stop_grace_seconds)
         else:
             stopped = ctx.launch_distributed(DistributedJob(
                 "supervision.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
-                env=command.job_env(metrics_file, stop_file), timeout=timeout, stop_grace=ctx.stop_grace_seconds,
+                env={**command.job_env(metrics_file, stop_file), **attempt_env}, timeout=timeout, stop_grace=ctx.stop_grace_seconds,
                 per_node=spec.launch == "per_node",
                 gpu_argv=[]))  # GPUs when every node has them: CUDA_VISIBLE_DEVICES names them (launchers/specs.py)
         if stopped is not None:

@@ -90,6 +90,7 @@ class Context(Protocol):
     params: dict[str, Any]  # every declared parameter, defaults filled in, checked
     run_settings: dict[str, int]  # node_count, process_count_per_node
     node_dir: Path  # the node's own folder (scratch space may go in a sub-folder of it)
+    attempt: int = 1  # 2 and more: the node runs again after its worker was lost (checkpoints are in node_dir)
     log_path: Path  # the node's driver log (logs/70_driver_log.txt): a command's output is appended to it
     stop_grace_seconds: float  # how long a command asked to stop early has before its processes are ended
 

@@ -6,6 +6,10 @@
     <node dir>/logs/70_mpi_log.txt           the launchers' log of a distributed node
     <node dir>/devices/rank-<rank>.json      the device each process of a training used (training/devices.py)
     <node dir>/work/checkpoint.pth           a training's last epoch, all it needs to go on (training/train.py)
+    <node dir>/work/checkpoints/             a component's own checkpoints ($DESIGNER_CHECKPOINT_DIR)
+
+Both kinds of checkpoint survive a lost worker: in the store with a bucket while the node runs,
+brought back for its next attempt; gone once the node ends.
 """
 from __future__ import annotations
 
@@ -19,6 +23,11 @@ DEVICES_DIR = "devices"
 DEVICES_GLOB = "rank-*.json"
 WORK_DIR = "work"
 CHECKPOINT_FILE = "checkpoint.pth"
+CHECKPOINTS_DIR = "checkpoints"
+# what a component's processes find in their environment: where to save and load their own
+# checkpoint (kept across attempts: torchrun's elastic contract), and which attempt this is (1 first)
+CHECKPOINT_DIR_ENV = "DESIGNER_CHECKPOINT_DIR"
+ATTEMPT_ENV = "DESIGNER_ATTEMPT"
 
 
 def driver_log(rank: int) -> str:

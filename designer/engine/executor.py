@@ -135,17 +135,20 @@ def append_log(node_dir: Path, text: str) -> None:
 def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], node_dir: Path,
             emit: Callable[[Event], None], cancelled: Callable[[], bool] = lambda: False,
             launcher: Callable[[NodeContext, DistributedJob], Stopped | None] | None = None,
-            stop: Callable[[], bool] = lambda: False, stop_grace: float = STOP_GRACE_SECONDS) -> dict[str, str]:
+            stop: Callable[[], bool] = lambda: False, stop_grace: float = STOP_GRACE_SECONDS,
+            attempt: int = 1) -> dict[str, str]:
     """Run one node; return {output port: directory}. Raises what the module raised, after
     removing the output folders it had begun (nothing half-written is left to be read later).
     `launcher` starts the processes of a distributed module (NodeContext.launch_distributed);
     `stop` says when the module is asked to wrap up early (NodeContext.stop_requested); a command
-    it runs has `stop_grace` seconds to stop before its processes are ended."""
+    it runs has `stop_grace` seconds to stop before its processes are ended. `attempt`: 2 and
+    more when the node runs again after its worker was lost (its checkpoints are in its folder)."""
     node_dir = Path(node_dir)
     _remove_outputs(module, node_dir)  # a retried node starts clean
     params = module.resolved_params(node.get("parameters", {}))
     run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
     ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop, stop_grace)
+    ctx.attempt = attempt
     emit(Event("node_started", node["id"], {"kind": module.kind}))
     started = time.monotonic()
     held = None

@@ -68,3 +68,33 @@ def test_a_node_whose_worker_is_killed_runs_again_on_another_worker_and_one_with
         assert run.nodes.get(node_id="n2").status == "not_run"
     finally:
         maintenance.end()
+
+
+def test_a_component_whose_worker_is_killed_goes_on_from_its_own_checkpoint(start_worker, users, tmp_path):
+    """examples/components/resumable_train: the script saves its checkpoint in
+    $DESIGNER_CHECKPOINT_DIR every epoch; its worker killed after epoch 2, the next attempt finds
+    that folder as it was, with DESIGNER_ATTEMPT=2, and trains the epochs left, once each."""
+    import json
+
+    from designer.pipelines.models import Event
+    from tests.pipes import node, out_path, pipeline
+
+    maintenance = MaintenanceProcess("beside", TEST_DATA)
+    try:
+        doomed = start_worker("doomed")
+        doc = pipeline([node("train", "resumable_train", epochs=6, pause=1.0)], [])
+        run = runs.submit(users["owner"], doc)
+        wait_for_run(run.id, timeout=120, until=lambda r: Event.objects.filter(run=r, type="metric").count() >= 2)
+        doomed.kill()
+        start_worker("rescue")
+        run = wait_for_run(run.id, timeout=120)
+        train = run.nodes.get()
+        assert run.status == "completed" and train.attempt == 2, (train.status, train.error, train.attempts)
+        history = json.loads((out_path(train.outputs["model"]) / "history.json").read_text())
+        assert [h["epoch"] for h in history] == [1, 2, 3, 4, 5, 6]  # each once
+        first = [h["epoch"] for h in history if h["attempt"] == 1]
+        assert len(first) >= 2 and all(h["attempt"] == 2 for h in history[len(first):]), history
+        log = (out_path(train.outputs["model"]).parent / "logs" / "70_driver_log.txt").read_text()
+        assert "attempt 2: resumed from " in log and f"after epoch {first[-1]}" in log, log[-3000:]
+    finally:
+        maintenance.end()

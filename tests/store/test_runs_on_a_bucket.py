@@ -85,6 +85,22 @@ def test_a_trainings_checkpoint_reaches_the_bucket_while_it_runs_and_goes_once_t
                 checkpoint.unlink()
         # a failed node's last checkpoint is there, complete, for the retry; an ended one is gone
         assert store.size(key) == (None if ended else 16000)
+        if not ended:  # another machine's next attempt brings it back, with the log so far
+            shutil.rmtree(artifacts.node_dir(7, "train"))
+            assert artifacts.LogSync(7, "train").restore() == ["work/checkpoint.pth"]
+            assert checkpoint.read_bytes() == b"epoch 2 " * 2000
+
+    # a component's own checkpoints ($DESIGNER_CHECKPOINT_DIR: work/checkpoints/), the same way
+    own = artifacts.node_dir(8, "script") / "work" / "checkpoints" / "last.pt"
+    with artifacts.LogSync(8, "script"):
+        own.parent.mkdir(parents=True)
+        own.write_bytes(b"step 3")
+        (own.parent.parent / "metrics.jsonl").write_text("{}")  # scratch: never kept
+        (artifacts.node_dir(8, "script") / "logs").mkdir()
+        (artifacts.node_dir(8, "script") / "logs" / "70_driver_log.txt").write_text("epoch 3\n")
+    shutil.rmtree(artifacts.node_dir(8, "script"))
+    assert sorted(artifacts.LogSync(8, "script").restore()) == ["logs/70_driver_log.txt", "work/checkpoints/last.pt"]
+    assert own.read_bytes() == b"step 3"
 
 
 def test_a_store_that_is_away_fails_the_node_saying_so(on_bucket, owner_client, users, server):

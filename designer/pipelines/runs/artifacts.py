@@ -151,7 +151,8 @@ class LogSync(threading.Thread):
     """With a bucket: a running node's logs and device records reach the store every
     LOG_SYNC_SECONDS (the Outputs + logs pane reads them there), and once more when it ends; so
     does a training's checkpoint (`work/checkpoint.pth`, written whole at each epoch's end: another
-    machine can go on from it), which goes from the store when the module removed it by the end.
+    machine can go on from it) and a component's (`work/checkpoints/`), which go from the store
+    when the module removed them by its end.
     A file is uploaded again only when it has grown or changed."""
 
     def __init__(self, run_id: int, node_id: str, renamed: dict[str, str] | None = None):
@@ -179,7 +180,7 @@ class LogSync(threading.Thread):
         store, restored = artifact_store.get(), []
         for area in (layout.LOG_DIR, layout.WORK_DIR):
             for rel, _ in store.list(f"{self.key}/{area}"):
-                if area == layout.WORK_DIR and rel != layout.CHECKPOINT_FILE:
+                if area == layout.WORK_DIR and not _is_checkpoint(rel):
                     continue
                 target = paths.inside(self.folder / area, rel)
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -207,9 +208,10 @@ class LogSync(threading.Thread):
             pause = min(pause * 2, 5.0)
         if self.error is not None:
             log.warning("%s: the last logs could not be kept in the artifact store: %s", self.key, self.error)
-        # a checkpoint the module removed (its training ended: nothing resumes from it) goes from the store too
-        checkpoint = self.folder / layout.WORK_DIR / layout.CHECKPOINT_FILE
-        if str(checkpoint) in self.seen and not checkpoint.exists():
+        # checkpoints the module removed (it ended: nothing resumes from them) go from the store too
+        work = str(self.folder / layout.WORK_DIR) + os.sep
+        kept = [Path(f) for f in self.seen if f.startswith(work)]
+        if kept and not any(f.exists() for f in kept):
             try:
                 artifact_store.get().delete_prefix(f"{self.key}/{layout.WORK_DIR}")  # (only the checkpoint is kept there)
             except StoreError as e:
@@ -225,11 +227,13 @@ class LogSync(threading.Thread):
     def sync(self) -> None:
         store = artifact_store.get()
         self.error = None
-        for area, pattern in ((layout.LOG_DIR, "*"), (layout.DEVICES_DIR, "*"), (layout.WORK_DIR, layout.CHECKPOINT_FILE)):
+        for area, pattern in ((layout.LOG_DIR, "*"), (layout.DEVICES_DIR, "*"), (layout.WORK_DIR, "*")):
             folder = self.folder / area
             if not folder.is_dir():
                 continue
             for f in sorted(folder.rglob(pattern)):
+                if area == layout.WORK_DIR and not _is_checkpoint(f.relative_to(folder).as_posix()):
+                    continue  # (scratch files: the metrics a command writes, the stop request)
                 try:
                     stat = f.stat()
                     if not f.is_file() or self.seen.get(str(f)) == (stat.st_size, stat.st_mtime_ns):
@@ -241,6 +245,11 @@ class LogSync(threading.Thread):
                     self.error = e
                 except OSError:
                     continue
+
+
+def _is_checkpoint(rel: str) -> bool:
+    """A file of a node's work folder that a next attempt goes on from (sdk/layout.py)."""
+    return rel == layout.CHECKPOINT_FILE or rel.startswith(f"{layout.CHECKPOINTS_DIR}/")
 
 
 # ---------------------------------------------------------------- the web app reading what a run left

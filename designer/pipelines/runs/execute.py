@@ -96,7 +96,7 @@ def execute_noderun(noderun_id: int) -> list[int]:
                 held = _waiting_for_store(nr, folder, ("its inputs", "fetched from"), beat.cancelled,
                                           lambda: inputs.enter_context(artifacts.fetched(keys)))
                 written = executor.execute(module, node, _inputs(nr, held), folder,
-                                           watch.emit, beat.cancelled, launcher, watch.stop, watch.grace)
+                                           watch.emit, beat.cancelled, launcher, watch.stop, watch.grace, nr.attempt)
                 # kept in the store before it counts as completed: a worker lost during the upload
                 # leaves nothing that any reader sees, and the node is reaped as lost
                 outputs = _waiting_for_store(nr, folder, ("its outputs", "kept in"), beat.cancelled,
