@@ -40,6 +40,10 @@ class TrainPyTorchModel(Module):
         Int("Patience", default=3, min=0, min_exclusive=True,
             help="stop after this many epochs without a lower validation loss"),
         Int("Print frequency", default=10, min=0, help="log a training line every this many steps (0: per epoch only)"),
+        Float("Checkpoint every (minutes)", default=10, min=0,
+              help="besides each epoch's end, write the checkpoint this often in the middle of an epoch (0: at "
+                   "epochs' ends only): a lost worker costs at most this much training, since the node runs again "
+                   "from it (Max retries in Run settings)"),
         Bool("Sync BatchNorm", default=False,
              help="distributed runs (Run settings above 1 x 1): batch-norm layers normalise over the images of every "
                   "process together (the global batch), as one process with the global batch would, instead of over "
@@ -93,6 +97,7 @@ def training_argv(model_dir, train_dir, val_dir, output_dir, params: dict, work_
             "--warmup-steps", str(params["warmup_step_number"]), "--lr", repr(float(params["learning_rate"])),
             "--seed", str(params["random_seed"]), "--patience", str(params["patience"]),
             "--print-freq", str(params["print_frequency"]), "--threads", str(threads),
+            "--checkpoint-minutes", repr(float(params.get("checkpoint_every_minutes", 10))),
             *(["--sync-bn"] if params.get("sync_batchnorm") else []),
             *(["--freeze-backbone"] if params.get("freeze_backbone") else []),
             "--amp", str(params.get("mixed_precision") or "auto")]

@@ -21,6 +21,7 @@ On a GPU the next batch is prepared on a side CUDA stream while the current one 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
 import queue
 import threading
@@ -127,6 +128,24 @@ def _collate_encoded(batch):
 
 def _collate_planned(batch):
     return crops.CropPlan.collate([item for item, _ in batch]), torch.tensor([target for _, target in batch])
+
+
+class Skipping(torch.utils.data.Sampler):
+    """`sampler`'s order less its first `skip` indices, which are drawn but never read (a resumed
+    epoch's steps done); `then()` is called once they are passed, before the first index it yields."""
+
+    def __init__(self, sampler, skip: int, then=lambda: None):
+        self.sampler, self.skip, self.then = sampler, skip, then
+
+    def __iter__(self):
+        indices = iter(self.sampler)
+        for _ in itertools.islice(indices, self.skip):
+            pass
+        self.then()
+        yield from indices
+
+    def __len__(self) -> int:
+        return max(0, len(self.sampler) - self.skip)
 
 
 def loader(data, args, device: torch.device, sampler, drop_last: bool = False,

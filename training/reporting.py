@@ -80,6 +80,15 @@ class EpochSums:
         last, first_bad, bad_value = (t.item() for t in (self.last_loss, self.first_bad, self.bad_value))
         return last, int(first_bad), bad_value
 
+    def state(self) -> dict:
+        """What a checkpoint in the middle of an epoch keeps of the sums so far."""
+        return {k: v.detach().cpu() if torch.is_tensor(v) else v for k, v in vars(self).items()}
+
+    def load(self, state: dict) -> None:
+        for k, v in state.items():
+            current = getattr(self, k)
+            setattr(self, k, v.to(current.device) if torch.is_tensor(current) else v)
+
     @property
     def loss(self) -> float:
         return self.loss_sum.item()

@@ -41,6 +41,7 @@ __all__ = ["main", "get_args_parser", "load_data", "train_one_epoch", "evaluate"
            "set_seed", "Reporter", "TrainingDivergedError"]
 
 CHECKPOINT = "checkpoint.pth"
+CHECKPOINT_CHECK_STEPS = 10  # distributed: how often rank 0 says whether a checkpoint is due (one small broadcast)
 
 
 class TrainingDivergedError(ModuleError):
@@ -101,19 +102,24 @@ def load_data(args):
 
 
 def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, args, lr_scheduler, reporter,
-                    scaler=None):
+                    scaler=None, resumed: tuple[int, EpochSums] | None = None, after_step=None):
     """One pass over the training data; returns the epoch's figures (summed over processes).
 
     Nothing waits for the device inside a step: the loss, error and image counts are summed on the
     device and read once per print (Print frequency) and at the end of the epoch, where a loss that
-    stopped being a number is also noticed, naming the step it first happened at."""
+    stopped being a number is also noticed, naming the step it first happened at.
+
+    `resumed`: (steps done, their sums) of an epoch that a checkpoint in its middle goes on from
+    (`data_loader` then yields the steps left); `after_step(step, sums)`: called after each step
+    (a checkpoint when one is due)."""
     finetune.train_mode(model)  # a frozen backbone's batch-norm layers stay in evaluation mode
     device = torch.device(device)
-    sums = EpochSums(device)
-    steps = len(data_loader)
+    done, sums = resumed if resumed is not None else (0, EpochSums(device))
+    steps = done + len(data_loader)
     started = time.perf_counter()
+    seen_before = sums.seen  # (images per second: this attempt's own)
     scaler = scaler or devices.grad_scaler("off", device)
-    for i, (images, targets) in enumerate(loading.device_batches(data_loader, device, args)):
+    for i, (images, targets) in enumerate(loading.device_batches(data_loader, device, args), start=done):
         with devices.autocast(getattr(args, "amp", "off"), device):
             output = _forward(model, images, args)
             loss = criterion(output, targets)
@@ -125,14 +131,17 @@ def train_one_epoch(model, criterion, optimizer, data_loader, device, epoch, arg
         sums.add_step(i + 1, loss, output, targets)
         if args.print_freq and (i + 1) % args.print_freq == 0:
             loss_value = _checked(sums, epoch, steps, args)
-            rate = sums.seen / (time.perf_counter() - started)
+            rate = (sums.seen - seen_before) / (time.perf_counter() - started)
             reporter.log(f"Epoch: [{epoch}] [{i + 1}/{steps}]  lr: {optimizer.param_groups[0]['lr']:.6f}  "
                          f"loss: {loss_value:.4f}  img/s: {rate:.1f}")
         reporter.check_cancelled()
+        if after_step is not None:
+            after_step(i + 1, sums)
     _checked(sums, epoch, steps, args)
     elapsed = time.perf_counter() - started
-    loss_sum, errors, seen = dist_utils.reduce_sum([sums.loss, sums.errors, float(sums.seen)], device)
-    return {"learning_rate": optimizer.param_groups[0]["lr"], "training_images_per_second": seen / elapsed,
+    loss_sum, errors, seen, own = dist_utils.reduce_sum([sums.loss, sums.errors, float(sums.seen),
+                                                         float(sums.seen - seen_before)], device)
+    return {"learning_rate": optimizer.param_groups[0]["lr"], "training_images_per_second": own / max(elapsed, 1e-9),
             "training_loss": loss_sum / seen, "training_error": errors / seen,
             "training_top1_accuracy": 1 - errors / seen}
 
@@ -243,6 +252,10 @@ class _Run:
         self.start_epoch = 1
         self.stopped = False  # (a resumed training whose last epoch was early stopping's)
         self.checkpoint_path = Path(args.work_dir) / CHECKPOINT if args.work_dir else None
+        # a checkpoint in the middle of an epoch every this many seconds (0: at each epoch's end only)
+        self.interval = max(0.0, float(getattr(args, "checkpoint_minutes", 0) or 0)) * 60
+        self.last_saved = time.monotonic()
+        self.in_epoch: dict | None = None  # the middle of an epoch that a resumed training goes on from
 
     def resume(self, path) -> None:
         checkpoint = torch.load(path, map_location="cpu", weights_only=False)
@@ -255,13 +268,17 @@ class _Run:
         self.history = checkpoint["history"]
         self.start_epoch = checkpoint["epoch"] + 1
         self.stopped = bool(checkpoint.get("stopped"))
-        # this process's generators as they were (rank 0's are kept: each rank's own seed was
-        # drawn from them at the start), so that the next epoch draws the same order and augmentations
+        in_epoch = checkpoint.get("in_epoch")
+        if in_epoch is not None:  # saved in the middle of epoch start_epoch: it goes on from that step
+            self.in_epoch = {**in_epoch, "epoch_rng": in_epoch["epoch_rng"].get(self.args.rank),
+                             "rng": in_epoch["rng"].get(self.args.rank)}
+            self.reporter.log(f"resumed from {path} at step {in_epoch['step']} of epoch {in_epoch['epoch']}")
+            return
+        # this process's generators as they were, with the sampler's, so that the next epoch draws
+        # the same order and augmentations as it would have
         rng = checkpoint.get("rng", {}).get(self.args.rank)
         if rng is not None:
-            set_rng_state(rng)
-            if rng.get("sampler") is not None:
-                self.train_sampler.generator.set_state(rng["sampler"])
+            self._set_rng_state(rng)
         self.reporter.log(f"resumed from {path} after epoch {checkpoint['epoch']}")
 
     def _rng_state(self) -> dict:
@@ -270,13 +287,63 @@ class _Run:
         generator = getattr(self.train_sampler, "generator", None)
         return {**rng_state(), "sampler": generator.get_state() if generator is not None else None}
 
+    def _set_rng_state(self, state: dict) -> None:
+        set_rng_state(state)
+        if state.get("sampler") is not None:
+            self.train_sampler.generator.set_state(state["sampler"])
+
+    def _save(self, epoch_done: int, stopped: bool = False, in_epoch: dict | None = None) -> None:
+        """The checkpoint (atomic: a temporary file renamed): after `epoch_done` whole epochs, and
+        `in_epoch` {epoch, step, sums, epoch_rng} when it is taken in the middle of the next."""
+        rng = dist_utils.gather_object(self._rng_state())  # every rank's, on rank 0 (every rank calls it)
+        if in_epoch is not None:
+            in_epoch = {**in_epoch, "rng": dict(enumerate(rng)),
+                        "epoch_rng": dict(enumerate(dist_utils.gather_object(in_epoch["epoch_rng"])))}
+        if self.checkpoint_path is None:
+            return
+        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+        dist_utils.save_on_master({"model": self.model_without_ddp.state_dict(),
+                                   "optimizer": self.optimizer.state_dict(),
+                                   "lr_scheduler": self.lr_scheduler.state_dict(), "epoch": epoch_done,
+                                   "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
+                                   "args": vars(self.args), "best": vars(self.keeper), "history": self.history,
+                                   "stopped": stopped, "rng": dict(enumerate(rng)) if rng else {},
+                                   "in_epoch": in_epoch}, self.checkpoint_path)
+        self.last_saved = time.monotonic()
+
+    def _loader_from(self, epoch: int):
+        """(the training loader of `epoch`, (steps done, their sums) when a checkpoint in its middle
+        is resumed, the generators as the epoch began). Resumed: the epoch's order drawn as it was,
+        the steps done skipped without reading their images, then the generators as they were at that step."""
+        resumed = self.in_epoch if self.in_epoch is not None and self.in_epoch["epoch"] == epoch else None
+        self.in_epoch = None
+        if resumed is None:
+            return self.train_loader, None, self._rng_state()  # (before the loader draws the epoch's order)
+        self._set_rng_state(resumed["epoch_rng"])
+        skip = resumed["step"] * self.args.batch_size
+        sampler = loading.Skipping(self.train_sampler, skip, lambda: self._set_rng_state(resumed["rng"]))
+        loader = loading.loader(self.train_set, self.args, self.device, sampler=sampler,
+                                drop_last=drop_last(len(self.train_sampler), self.args.batch_size))
+        sums = EpochSums(self.device)
+        sums.load(resumed["sums"])
+        return loader, (resumed["step"], sums), resumed["epoch_rng"]
+
     def epoch(self, epoch: int) -> bool:
         """Train and validate one epoch; True when early stopping says to stop."""
         args = self.args
         if args.distributed:
             self.train_sampler.set_epoch(epoch)
-        figures = train_one_epoch(self.model, self.criterion, self.optimizer, self.train_loader, self.device, epoch,
-                                  args, self.lr_scheduler, self.reporter, self.scaler)
+        loader, resumed, epoch_rng = self._loader_from(epoch)
+
+        def after_step(step: int, sums: EpochSums) -> None:
+            due = self.interval > 0 and step < len(self.train_loader) and time.monotonic() - self.last_saved >= self.interval
+            if args.distributed:  # rank 0's clock decides, every few steps (one small broadcast)
+                due = step % CHECKPOINT_CHECK_STEPS == 0 and dist_utils.broadcast_flag(due, self.device)
+            if due:
+                self._save(epoch - 1, in_epoch={"epoch": epoch, "step": step, "sums": sums.state(), "epoch_rng": epoch_rng})
+
+        figures = train_one_epoch(self.model, self.criterion, self.optimizer, loader, self.device, epoch,
+                                  args, self.lr_scheduler, self.reporter, self.scaler, resumed, after_step)
         # the model that is kept is rank 0's: its batch-norm statistics on every rank (each rank
         # updated them with its own last batch), so that every shard is scored by that one model
         dist_utils.broadcast_buffers(self.model_without_ddp)
@@ -285,16 +352,7 @@ class _Run:
         report_epoch(self.reporter, epoch, args.epochs, figures)
         self.history.append({"epoch": epoch, **figures})
         stop = self.keeper.update(epoch, figures["validation_loss"], self.model_without_ddp)
-        rng = dist_utils.gather_object(self._rng_state())  # every rank's, on rank 0
-        if self.checkpoint_path is not None:
-            self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-            dist_utils.save_on_master({"model": self.model_without_ddp.state_dict(),
-                                       "optimizer": self.optimizer.state_dict(),
-                                       "lr_scheduler": self.lr_scheduler.state_dict(), "epoch": epoch,
-                                       "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
-                                       "args": vars(args), "best": vars(self.keeper), "history": self.history,
-                                       "stopped": stop, "rng": dict(enumerate(rng)) if rng else {}},
-                                      self.checkpoint_path)
+        self._save(epoch, stopped=stop)
         return stop
 
     def summary(self) -> dict:
@@ -401,6 +459,8 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
                         "training device (JPEG files only); auto: on a GPU fed by a core or two when every image is a JPEG")
     p.add_argument("--devices-dir", default="", help="where each process records its device (rank-<r>.json)")
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
+    p.add_argument("--checkpoint-minutes", type=float, default=0.0,
+                   help="also write the checkpoint in the middle of an epoch this often (0: at each epoch's end only)")
     p.add_argument("--stop-file", default="",
                    help="when this file exists after an epoch, stop there as early stopping would (a sweep's policy)")
     p.add_argument("--label", default="", help="put before every error message (the caller's name for this training)")
