@@ -53,7 +53,8 @@ FAST = {"epochs": 2, "batch_size": 16, "learning_rate": 0.05, "print_frequency":
 def test_defaults_are_the_reference_ones():
     defaults = {p.name: p.default for p in TrainPyTorchModel.params}
     assert defaults == {"epochs": 5, "batch_size": 16, "warmup_step_number": 0, "learning_rate": 0.001,
-                        "random_seed": 1, "patience": 3, "print_frequency": 10, "sync_batchnorm": False,
+                        "random_seed": 1, "patience": 3, "print_frequency": 10, "checkpoint_every_minutes": 10,
+                        "sync_batchnorm": False,
                         "freeze_backbone": False, "mixed_precision": "auto"}
     assert TrainPyTorchModel.distributed
 
