@@ -85,7 +85,7 @@ class CommandComponent(Module):
             stopped = ctx.launch_distributed(DistributedJob(
                 "supervision.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
                 env={**command.job_env(metrics_file, stop_file), **attempt_env}, timeout=timeout, stop_grace=ctx.stop_grace_seconds,
-                per_node=spec.launch == "per_node",
+                per_node=spec.launch == "per_node", max_restarts=ctx.run_settings["max_retries"],
                 gpu_argv=[]))  # GPUs when every node has them: CUDA_VISIBLE_DEVICES names them (launchers/specs.py)
         if stopped is not None:
             ctx.report_stop(stopped)

@@ -77,9 +77,10 @@ class TrainPyTorchModel(Module):
             info = train.main(train.get_args_parser().parse_args(argv), _ContextReporter(ctx))
         else:  # the same main(args) under torchrun in every process, started by the designer's workers
             metrics_file = out / metrics.METRICS_FILE  # rank 0 appends; relayed as this node's metrics while it runs
-            ctx.launch_distributed(DistributedJob("training.train", argv, metrics_file=metrics_file,
+            # a rank that dies restarts every rank, each going on from the last checkpoint (--auto-resume)
+            ctx.launch_distributed(DistributedJob("training.train", [*argv, "--auto-resume"], metrics_file=metrics_file,
                                                   gpu_argv=["--device", "cuda"], cpu_argv=["--device", "cpu"],
-                                                  stop_file=stop_file))
+                                                  stop_file=stop_file, max_restarts=ctx.run_settings["max_retries"]))
             metrics_file.unlink(missing_ok=True)
             info = model.read_info(out)
         shutil.rmtree(work, ignore_errors=True)  # the checkpoint only serves an interrupted run

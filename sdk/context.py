@@ -50,6 +50,10 @@ class DistributedJob:
     # original's per-node launch, `torch.distributed.launch --node_rank $NODE_RANK ...`); the designer gives
     # it NODE_RANK, NODE_COUNT, PROCESS_COUNT_PER_NODE, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (node 0's)
     per_node: bool = False
+    # a process that dies (a signal, an out-of-memory kill, an error) restarts every process of the
+    # job, from the script's last checkpoint, this many times (torchrun's elastic restarts; the
+    # node's Max retries); 0: it fails the job
+    max_restarts: int = 0
 
 
 STOP_GRACE_SECONDS = 60.0  # a sweep's default policy.stop_grace_seconds

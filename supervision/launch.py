@@ -28,16 +28,17 @@ STOP_GRACE_SECONDS = 5.0
 
 
 def torchrun_command(module: str, argv: list[str], nnodes: int, nproc: int, endpoint: str, run_id: str,
-                     is_host: bool, local_addr: str = "", join_timeout: int = 60) -> list[str]:
+                     is_host: bool, local_addr: str = "", join_timeout: int = 60, max_restarts: int = 0) -> list[str]:
     """`python -m torch.distributed.run ... -m supervision.rank MODULE ARGV` for one node.
 
-    c10d rendezvous at `endpoint` (host:port of node 0, which hosts the store: is_host); no
-    restarts (a failed process fails the job); torchrun numbers the nodes as they join.
+    c10d rendezvous at `endpoint` (host:port of node 0, which hosts the store: is_host); a failed
+    process restarts every process of the job `max_restarts` times (torchrun's elastic restarts:
+    the script goes on from its checkpoint), then fails the job; torchrun numbers the nodes as they join.
     """
     conf = f"is_host={'true' if is_host else 'false'},join_timeout={join_timeout}"
     return [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(nnodes), "--nproc-per-node", str(nproc),
             "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint, "--rdzv-id", run_id, "--rdzv-conf", conf,
-            "--max-restarts", "0", "--monitor-interval", "0.5", *(["--local-addr", local_addr] if local_addr else []),
+            "--max-restarts", str(max(0, int(max_restarts))), "--monitor-interval", "0.5", *(["--local-addr", local_addr] if local_addr else []),
             "-m", "supervision.rank", module, *argv]
 
 

@@ -401,8 +401,10 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
                  f"{spec['model_name']}, {args.world_size} process(es), {torch.get_num_threads()} thread(s) each")
     _report_device(args, device, reporter, loading.describe(train_set, device))
     run = _Run(args, spec, data, device, reporter)
-    if args.resume:
-        run.resume(args.resume)
+    resume = args.resume or (str(run.checkpoint_path) if args.auto_resume and run.checkpoint_path is not None
+                             and run.checkpoint_path.is_file() else "")
+    if resume:  # (auto: the processes restarted after one of them died, torchrun's elastic restart)
+        run.resume(resume)
     for epoch in range(run.start_epoch, args.epochs + 1 if not run.stopped else run.start_epoch):
         if run.epoch(epoch) and epoch < args.epochs:
             reporter.log(f"early stopping: the validation loss has not improved for {args.patience} epoch(s) "
@@ -459,6 +461,8 @@ def get_args_parser(add_help: bool = True) -> argparse.ArgumentParser:
                         "training device (JPEG files only); auto: on a GPU fed by a core or two when every image is a JPEG")
     p.add_argument("--devices-dir", default="", help="where each process records its device (rank-<r>.json)")
     p.add_argument("--resume", default="", help="checkpoint.pth to continue from")
+    p.add_argument("--auto-resume", action="store_true",
+                   help="go on from --work-dir's checkpoint.pth when it is there (the processes were restarted)")
     p.add_argument("--checkpoint-minutes", type=float, default=0.0,
                    help="also write the checkpoint in the middle of an epoch this often (0: at each epoch's end only)")
     p.add_argument("--stop-file", default="",

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from designer.engine import paths
+from designer.engine import graph, paths
 from designer.engine.paths import LOG_DIR, LOG_FILE, OutsideFolder  # noqa: F401 - part of this module's API
 from designer.engine.store import StoreError
 from sdk.context import STOP_GRACE_SECONDS, Context, DistributedJob, InputArtifact, Stopped
@@ -146,7 +146,8 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
     node_dir = Path(node_dir)
     _remove_outputs(module, node_dir)  # a retried node starts clean
     params = module.resolved_params(node.get("parameters", {}))
-    run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
+    run_settings = {"node_count": 1, "process_count_per_node": 1, "max_retries": graph.DEFAULT_MAX_RETRIES,
+                    **node.get("run_settings", {})}
     ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop, stop_grace)
     ctx.attempt = attempt
     emit(Event("node_started", node["id"], {"kind": module.kind}))

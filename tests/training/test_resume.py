@@ -72,3 +72,30 @@ def test_a_training_whose_worker_is_killed_at_epoch_3_of_5_resumes_and_ends_as_i
         assert figures(run.metrics) == figures(reference.metrics) and run.metrics
     finally:
         maintenance.end()
+
+
+def test_a_rank_that_dies_restarts_the_jobs_processes_which_go_on_from_the_checkpoint(start_worker, users, tmp_path):
+    """1 x 2 on one worker: rank 1 killed (SIGKILL) after the 2nd of 4 epochs; torchrun restarts
+    both processes (an elastic restart, one of the node's Max retries), which go on from the last
+    checkpoint, and the node completes on its first attempt."""
+    import os
+    import signal
+
+    from designer.pipelines.runs import artifacts
+    from supervision import launch
+
+    owner = users["owner"]
+    digits = add_digits(owner, tmp_path / "digits", per_class=30)
+    start_worker("pair", concurrency=2)
+    run = runs.submit(owner, digits_pipeline(digits, 1, 2, epochs=4, patience=4, print_frequency=0, warmup_step_number=5))
+    wait_for_run(run.id, timeout=600, until=lambda r: epochs_reported(r) >= 2 or r.finished)
+    ranks = artifacts.ranks_dir(artifacts.node_dir(run.id, "train"))
+    os.kill(launch.rank_states(ranks)[1]["pid"], signal.SIGKILL)
+    run = wait_for_run(run.id, timeout=600)
+    train = run.nodes.get(node_id="train")
+    assert run.status == "completed" and train.attempt == 1, (train.status, train.error)
+    logs = out_path(train.outputs["trained_model"]).parent / "logs"
+    rank0 = (logs / "70_driver_log_0.txt").read_text()
+    assert re.search(r"resumed from \S+ (after epoch [23]|at step \d+ of epoch [23])", rank0), rank0[-3000:]
+    model, _ = trained(run)
+    assert [h["epoch"] for h in model["history"]] == [1, 2, 3, 4] and model["epochs_run"] == 4

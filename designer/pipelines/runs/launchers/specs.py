@@ -41,7 +41,7 @@ def node_spec(gang: Gang, job, nodes: list[Worker], index: int, endpoint: str) -
         command = launch.torchrun_command(
             job.module, argv, gang.n, gang.p, endpoint, gang.rendezvous_id,
             is_host=index == 0, local_addr=node.address or node.hostname,
-            join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30)
+            join_timeout=int(settings.DISTRIBUTED_START_SECONDS) + 30, max_restarts=getattr(job, "max_restarts", 0))
     # the job's own variables (a component's DESIGNER_METRICS_FILE...), under the launcher's; its
     # PYTHONPATH first (a component's sdk/compat: `from azureml.core import Run` on every rank too)
     own = getattr(job, "env", None) or {}
