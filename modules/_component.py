@@ -60,11 +60,17 @@ class CommandComponent(Module):
         work.mkdir(parents=True)
         outputs = {p.name: ctx.output_dir(p.name) for p in spec.outputs}
         folders = {p.name: None if inputs.get(p.name) is None else str(inputs[p.name].path) for p in spec.inputs}
+        for port in spec.inputs:  # an Azure ML v2 file's uri_file input: the command gets the folder's one file
+            if f"inputs.{port.name}" in spec.uri_files and folders[port.name] is not None:
+                folders[port.name] = str(_one_file(spec, port, Path(folders[port.name])))
         for port in spec.inputs:
             if port.name in spec.image_folders and inputs.get(port.name) is not None:
                 folders[port.name] = str(_image_folder(ctx, spec, port, inputs[port.name]))
-        argv = component_file.render(spec, folders, ctx.params, {k: str(v) for k, v in outputs.items()},
-                                     python=sys.executable)
+        given = {k: str(v / k if f"outputs.{k}" in spec.uri_files else v) for k, v in outputs.items()}  # uri_file: a file there
+        argv = component_file.render(spec, folders, ctx.params, given, python=sys.executable)
+        if spec.environment:
+            ctx.log(f"environment {spec.environment!r} (the component file's): not built here; the command runs in the "
+                    f"worker's own environment")
         metrics_file, stop_file = work / metrics.METRICS_FILE, work / STOP_FILE
         models = {compat.MLFLOW_MODELS_ENV: json.dumps(_mlflow_models(ctx, spec, outputs))}
         timeout = ctx.run_settings.get("timeout_seconds", 0) or 0
@@ -102,6 +108,16 @@ def _mlflow_models(ctx, spec: ComponentSpec, outputs: dict[str, Path]) -> dict:
         return {"outputs": declared}
     name = next(n for n in (MADE_MLFLOW_OUTPUT, f"{MADE_MLFLOW_OUTPUT}_logged") if n not in outputs)
     return {"made": str(ctx.made_output(name, ModelDirectory.name))}
+
+
+def _one_file(spec: ComponentSpec, port, folder: Path) -> Path:
+    """The one file of an input declared `type: uri_file` (its _meta.yaml aside), or ModuleError."""
+    files = [f for f in folder.rglob("*") if f.is_file() and f.relative_to(folder).as_posix() != META_FILE]
+    if len(files) != 1:
+        raise ModuleError(f"{spec.label}: input '{port.label}' is declared uri_file (one file), but the folder it "
+                          f"receives holds {len(files)} files" + (f" ({', '.join(sorted(f.name for f in files)[:5])}...)"
+                                                                  if len(files) > 1 else ""))
+    return files[0]
 
 
 def _image_folder(ctx, spec: ComponentSpec, port, given) -> Path:

@@ -112,12 +112,19 @@ def _check_kind(problems: Problems, data: dict) -> None:
 
 
 def _version(problems: Problems, value):
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    problems.add("version", f"{short(value)}: the designer numbers a component's versions 1, 2, 3...: write a whole "
-                            f"number (a new version is added beside the old ones)")
+    """A whole number as it is; Azure's dotted text MAJOR.MINOR.PATCH as MAJOR*1,000,000 + MINOR*1,000
+    + PATCH (0.0.1 is 1, 1.2.0 is 1002000), so that the designer's order of versions is Azure's."""
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if text.isdigit() and len(text) < 12:
+        return int(text)  # (sdk/component.py checks its range)
+    parts = text.split(".") if re.fullmatch(r"\d{1,4}(\.\d{1,3}){1,2}", text) else []
+    if parts and int(parts[0]) <= 2000:
+        parts += ["0"] * (3 - len(parts))
+        number = int(parts[0]) * 1_000_000 + int(parts[1]) * 1_000 + int(parts[2]) if "." in text else int(text)
+        if number >= 1:
+            return number
+    problems.add("version", f"{short(value)}: expected a whole number from 1, or MAJOR.MINOR.PATCH (each part of MINOR "
+                            f"and PATCH below 1000, MAJOR at most 2000)")
     return 1
 
 

@@ -410,8 +410,25 @@ def copy_code(spec: ComponentSpec, destination: Path) -> Path:
 
 
 def find(folder) -> list[Path]:
-    """Every component.yaml below `folder` (sorted); none when the folder does not exist."""
+    """Every component.yaml below `folder`, and every Azure ML v2 command component file (any
+    `*.yml` or `*.yaml` whose $schema is commandComponent's: is_v2_file), sorted; none when the
+    folder does not exist."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.rglob(FILE_NAME) if p.is_file() and not set(p.parts) & {"__pycache__", ".git"})
+    return sorted(p for p in folder.rglob("*.y*ml") if p.is_file() and not set(p.parts) & {"__pycache__", ".git"}
+                  and (p.name == FILE_NAME or is_v2_file(p)))
+
+
+def is_v2_file(path) -> bool:
+    """Whether a YAML file (not named component.yaml) is an Azure ML v2 command component file: its
+    first lines name commandComponent's schema (`$schema: .../commandComponent.schema.json`)."""
+    path = Path(path)
+    if path.suffix not in (".yml", ".yaml") or path.name == FILE_NAME:
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^\$schema:\s*\S*/commandComponent\.schema\.json", head, re.M) is not None

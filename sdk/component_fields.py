@@ -192,7 +192,9 @@ def _param(problems: Problems, where: str, name: str, decl: dict, may_lack_defau
         reason = "missing" if kind is None else f"unknown parameter type {short(decl.get('type'))}"
         problems.add(f"{where}.type", f"{reason} (one of: {', '.join(PARAM_TYPES)})")
         return None
-    _unknown_fields(problems, where, decl, ("type", "label", "default", "help", "optional", *PARAM_FIELDS[kind]),
+    # `optional`: an Azure ML v2 file's scalar input's (sdk/azure_component.py), not the designer's own files'
+    v2_only = ("optional",) if may_lack_default else ()
+    _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *v2_only, *PARAM_FIELDS[kind]),
                     f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter")
     optional = decl.get("optional", False)
     if not isinstance(optional, bool):
@@ -226,6 +228,8 @@ class _MayBeEmpty:
     """A parameter declared `optional: true` (an Azure ML v2 file's optional scalar input): it may have
     no value (None), which drops the command's $[[...]] group that names it."""
 
+    may_be_empty = True  # (sdk/param_schema.py: its value may be null)
+
     def check(self, value):
         return None if value is None else super().check(value)  # type: ignore[misc]
 
@@ -255,7 +259,8 @@ class OptionalChoice(_MayBeEmpty, Choice):
 
 @dataclass
 class OptionalText(_MayBeEmpty, Text):
-    pass
+    def normalise(self, value):
+        return None if value == "" else value  # the pane's emptied box: no value, as for a number
 
 
 OPTIONAL_TYPES = {"int": OptionalInt, "float": OptionalFloat, "bool": OptionalBool, "choice": OptionalChoice,
@@ -263,7 +268,7 @@ OPTIONAL_TYPES = {"int": OptionalInt, "float": OptionalFloat, "bool": OptionalBo
 
 
 def may_be_empty(param) -> bool:
-    return isinstance(param, _MayBeEmpty)
+    return getattr(param, "may_be_empty", False) is True
 
 
 def _number(value):

@@ -158,7 +158,8 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
     node_dir = Path(node_dir)
     _remove_outputs(module, node_dir)  # a retried node starts clean
     params = module.resolved_params(node.get("parameters", {}))
-    run_settings = {"node_count": 1, "process_count_per_node": 1, **node.get("run_settings", {})}
+    run_settings = {"node_count": 1, "process_count_per_node": 1, **default_run_settings(module),
+                    **node.get("run_settings", {})}
     ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop, stop_grace)
     emit(Event("node_started", node["id"], {"kind": module.kind}))
     started = time.monotonic()
@@ -194,6 +195,12 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
         if held is not None:
             held.release()
             os.environ.pop(gpus.GPU_ENV, None)
+
+
+def default_run_settings(module: type[Module]) -> dict:
+    """The Run settings a node of `module` has where it sets none: an Azure ML v2 component file's
+    distribution and resources (sdk/azure_component.py); else none (1 x 1)."""
+    return dict(getattr(module.component, "run_settings", None) or {})
 
 
 def _hold_a_gpu(module: type[Module], ctx: NodeContext) -> gpus.Lease | None:

@@ -74,8 +74,8 @@ def _servable(version: ModelVersion, script: str = "") -> ModelVersion:
         raise RegistryError(f"{version} cannot be served: {version.error}")
     if version.format not in (custom_model.DESIGNER, custom_model.MLFLOW) and not version.has_onnx:
         raise RegistryError(f"version {version.version} of {version.model.name} is a model folder of its own "
-                            f"({version.format}), not an ONNX image classifier nor an MLflow model: deploy it with an "
-                            "entry script (entry_script: a Python script with init() and run(raw_data))")
+                            f"({version.format}), not an ONNX image classifier: deploy it with an entry script "
+                            "(entry_script: a Python script with init() and run(raw_data))")
     return version
 
 
