@@ -26,6 +26,7 @@ nothing of the project but the SDK.
 from __future__ import annotations
 
 import re
+import shlex
 
 from sdk.component_fields import Problems
 from sdk.yamltext import short
@@ -87,12 +88,34 @@ def translate(problems: Problems, data: dict) -> tuple[dict, dict]:
         out["distributed"] = True
         extra["run_settings"] = settings
     if isinstance(out.get("command"), str):
+        _check_not_shell(problems, out["command"])
         scalars = set(params)
         out["command"] = _INPUT_PLACEHOLDER.sub(
             lambda m: f"${{{{params.{m.group(1)}}}}}" if m.group(1) in scalars else m.group(0), out["command"])
     for name in params:
         problems.renames[f"params.{name}"] = f"inputs.{name}"
     return out, extra
+
+
+SHELL = ("the command runs as one program and its arguments, not through a shell as on Azure ML: put the steps "
+         "in a script and run that (python run.py, or bash run.sh)")
+
+
+def _check_not_shell(problems: Problems, command: str) -> None:
+    """A shell's operators (&&, |, ;, >...) or several command lines would be passed to the program as
+    words, silently: refused, naming them."""
+    lines = [line for line in command.splitlines() if line.strip()]
+    if len(lines) > 1 and not all(line.rstrip().endswith("\\") for line in lines[:-1]):
+        problems.add("command", f"{len(lines)} lines: {SHELL}")
+        return
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        operators = [t for t in lexer if t and set(t) <= set("();<>|&")]
+    except ValueError:  # unbalanced quotes: sdk/component.py says so
+        return
+    if operators:
+        problems.add("command", f"{operators[0]!r}: {SHELL}")
 
 
 def _check_kind(problems: Problems, data: dict) -> None:

@@ -111,6 +111,11 @@ def test_distribution_and_resources_are_a_new_nodes_run_settings(tmp_path):
     ({"compute": "azureml:gpu-cluster"}, "compute", "not a field of a command component the designer reads"),
     ({"outputs": {"model_output": {"type": "uri_folder", "mode": "stream"}}}, "outputs.model_output.mode",
      "'stream' is not a mode"),
+    # azureml-examples' cli/jobs/single-step/pytorch/iris/job.yml runs `pip install -r requirements.txt && python main.py`
+    ({"command": "pip install -r requirements.txt && python train.py --model_output ${{outputs.model_output}}"},
+     "command", "'&&': the command runs as one program and its arguments, not through a shell"),
+    ({"command": "echo ${{inputs.training_data}}\npython train.py --model_output ${{outputs.model_output}}\n"},
+     "command", "2 lines: the command runs as one program"),
 ])
 def test_what_is_not_supported_is_refused_naming_the_v2_fields_path(tmp_path, changes, field, reason):
     error = refusal(sample(tmp_path, "train.yml", **changes))
