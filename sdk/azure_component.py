@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from sdk.component_fields import Problems
+from sdk.component_fields import V2_NAME_PATTERN, V2_NAME_RULE, Problems
 from sdk.yamltext import short
 
 SCHEMA_PATTERN = re.compile(r"/(\w+)\.schema\.json$")
@@ -58,6 +58,7 @@ def translate(problems: Problems, data: dict) -> tuple[dict, dict]:
     """(the designer's fields, what else the file says: {"uri_files": [input/output names], "environment":
     text, "run_settings": {node_count, process_count_per_node}}). Problems are added with v2 paths."""
     problems.renames.update({"kind": "name", "label": "display_name"})
+    problems.names, problems.name_rule = V2_NAME_PATTERN, V2_NAME_RULE
     for key in data:
         if key not in FIELDS:
             problems.add(str(key), f"not a field of a command component the designer reads (its fields: "

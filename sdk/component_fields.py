@@ -14,6 +14,10 @@ from sdk.yamltext import short
 
 NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 NAME_RULE = "1 to 64 lowercase letters, digits or '_', not starting with a digit"
+# an Azure ML v2 file's input and output names (Python identifiers: `A`, `learning_rate`), as a pipeline
+# parameter's (designer/engine/parameters.py)
+V2_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+V2_NAME_RULE = "1 to 64 letters, digits or '_', not starting with a digit"
 # Azure ML's spellings of a model output: a folder of ModelDirectory type whatever it holds
 # (sdk/formats/custom_model.py: registered as it is, served by an entry script)
 PORT_ALIASES = {"folder": AnyDirectory.name, "custom_model": ModelDirectory.name, "mlflow_model": ModelDirectory.name}
@@ -50,6 +54,7 @@ class Problems:
         self.items: list[tuple[str, str]] = []
         # a field's path as its file spells it, where that differs (an Azure ML v2 file: kind is its name)
         self.renames: dict[str, str] = {}
+        self.names, self.name_rule = NAME_PATTERN, NAME_RULE  # of ports and parameters (V2_NAME_PATTERN: a v2 file's)
 
     def add(self, field: str, reason: str) -> None:
         for ours, theirs in self.renames.items():
@@ -84,9 +89,9 @@ def _mapping(problems: Problems, data: dict, group: str) -> dict:
 
 
 def _good_name(problems: Problems, group: str, name) -> bool:
-    if isinstance(name, str) and NAME_PATTERN.fullmatch(name):
+    if isinstance(name, str) and problems.names.fullmatch(name):
         return True
-    problems.add(f"{group}.{name}", f"{short(name)} is not a name: {NAME_RULE}")
+    problems.add(f"{group}.{name}", f"{short(name)} is not a name: {problems.name_rule}")
     return False
 
 
