@@ -11,6 +11,7 @@ requests it holds are answered.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -87,8 +88,13 @@ def _script(source: str, name: str, model_format: str) -> dict:
     """The row's entry script: its own, or for an MLflow model deployed without one, the designer's
     (mlflow_score.py, run as a user's script is: its own process, which may import torch)."""
     if not source and model_format == custom_model.MLFLOW:
-        return {"script": MLFLOW_SCRIPT.read_text(encoding="utf-8"), "script_name": MLFLOW_SCRIPT.name}
+        return {"script": _mlflow_script(), "script_name": MLFLOW_SCRIPT.name}
     return {"script": source, "script_name": name}
+
+
+@functools.cache
+def _mlflow_script() -> str:
+    return MLFLOW_SCRIPT.read_text(encoding="utf-8")  # once per process, not at every poll
 
 
 def not_loadable(row: Row) -> str:
