@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 from sdk.component_fields import V2_NAME_PATTERN, V2_NAME_RULE, Problems
 from sdk.yamltext import short
@@ -283,3 +284,17 @@ def _count(problems: Problems, where: str, value) -> int:
         problems.add(where, f"expected a whole number from 1 to 1024, got {short(value)}")
         return 1
     return value
+
+
+def is_v2_file(path, component_file_name: str = "component.yaml") -> bool:
+    """Whether a YAML file (not named component.yaml) is an Azure ML v2 command component file: its
+    first lines name commandComponent's schema (`$schema: .../commandComponent.schema.json`)."""
+    path = Path(path)
+    if path.suffix not in (".yml", ".yaml") or path.name == component_file_name:
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^\$schema:\s*\S*/commandComponent\.schema\.json", head, re.M) is not None

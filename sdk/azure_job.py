@@ -84,6 +84,43 @@ def translate(data: dict, file, kind: str) -> Job:
     add = problems.append
     if not isinstance(data, dict):
         raise JobError(file, [("file", "expected a mapping of a job's fields")])
+    sweep = _check_kind(data, add)
+    trial: dict = data.get("trial") if sweep else data  # type: ignore[assignment]
+    if not isinstance(trial, dict):
+        add(("trial", f"expected the trial's mapping (command, code, environment...), got {short(trial)}"))
+        trial = {}
+    where = "trial." if sweep else ""
+    for key in trial if sweep else ():
+        if key not in TRIAL_FIELDS:
+            add((f"trial.{key}", f"not supported in a trial (its fields: {', '.join(TRIAL_FIELDS)})"))
+    space = _search_space(data.get("search_space"), add) if sweep else {}
+    component = _component(data, trial, space, kind, where, add)
+    folder = _code(trial.get("code"), file, where, add)
+    node = {"id": NODE_ID, "kind": kind, "parameters": component.pop("_values")}
+    pipeline = {"schema_version": 1, "name": _text(data.get("display_name")) or kind, "nodes": [node], "links": []}
+    config = None
+    if sweep:
+        config = _sweep_config(data, space, add)  # (takes each parameter's expression)
+        if isinstance(config.get("primary_metric_name"), str):  # the metric the script logs: what a sweep may optimise
+            component["metrics"] = [config["primary_metric_name"]]
+        pipeline["parameters"] = [{"name": name, **declared} for name, (_, declared) in space.items()]
+        node["bindings"] = {name: name for name in space}
+    limits = data.get("limits") if isinstance(data.get("limits"), dict) else {}
+    timeout = limits.get("trial_timeout" if sweep else "timeout")  # type: ignore[union-attr]
+    if timeout is not None:
+        node["run_settings"] = {"timeout_seconds": timeout}
+    tags = data.get("tags") or {}
+    if not isinstance(tags, dict):
+        add(("tags", f"expected a mapping of names to values, got {short(tags)}"))
+        tags = {}
+    if problems:
+        raise JobError(file, problems)
+    return Job(component=component, code=folder, pipeline=pipeline, sweep=config, name=_text(data.get("display_name")),
+               experiment=_text(data.get("experiment_name")), tags={str(k): v for k, v in tags.items()})
+
+
+def _check_kind(data: dict, add) -> bool:
+    """Whether the file is a sweep job; its schema, type and fields checked."""
     schema = data.get("$schema")
     m = azure_component.SCHEMA_PATTERN.search(schema) if isinstance(schema, str) else None
     sweep = data.get("type") == "sweep" or (m is not None and m.group(1) == "sweepJob")
@@ -100,33 +137,29 @@ def translate(data: dict, file, kind: str) -> Job:
         if key not in allowed:
             add((str(key), f"not a field of a {'sweep' if sweep else 'command'} job the designer reads (its fields: "
                            f"{', '.join(allowed)})"))
-    trial: dict = data.get("trial") if sweep else data  # type: ignore[assignment]
-    if not isinstance(trial, dict):
-        add(("trial", f"expected the trial's mapping (command, code, environment...), got {short(trial)}"))
-        trial = {}
-    where = "trial." if sweep else ""
-    for key in trial if sweep else ():
-        if key not in TRIAL_FIELDS:
-            add((f"trial.{key}", f"not supported in a trial (its fields: {', '.join(TRIAL_FIELDS)})"))
+    return sweep
+
+
+def _component(data: dict, trial: dict, space: dict, kind: str, where: str, add) -> dict:
+    """The fields of the job's component (an Azure ML v2 command component file), and under "_values"
+    the node's values of its literal inputs."""
     command = trial.get("command")
     if not isinstance(command, str) or not command.strip():
         add((f"{where}command", "missing: the command line the job runs"))
         command = ""
-    space = _search_space(data.get("search_space"), add) if sweep else {}
     inputs, values = _inputs(data.get("inputs"), add)
     for name, (decl, _) in space.items():
         if name in inputs:
             add((f"search_space.{name}", "also an input of the job: a name is swept or given, not both"))
         inputs[name] = decl
-    if sweep:
-        for name in _SEARCH.findall(command):
-            if name not in space:
-                add((f"{where}command", f"${{{{search_space.{name}}}}} names nothing of search_space "
-                                         f"(its names: {', '.join(space) or 'none'})"))
-        command = _SEARCH.sub(lambda m: f"${{{{inputs.{m.group(1)}}}}}", command)
+    for name in _SEARCH.findall(command):
+        if name not in space:
+            add((f"{where}command", f"${{{{search_space.{name}}}}} names nothing of search_space "
+                                     f"(its names: {', '.join(space) or 'none'})"))
+    command = _SEARCH.sub(lambda m: f"${{{{inputs.{m.group(1)}}}}}", command)
     component = {"$schema": f"https://azuremlschemas.azureedge.net/latest/{azure_component.COMPONENT_SCHEMA}.schema.json",
                  "type": "command", "name": kind, "display_name": _text(data.get("display_name")) or kind,
-                 "version": 1, "command": command, "inputs": inputs}
+                 "version": 1, "command": command, "inputs": inputs, "_values": values}
     if _text(data.get("description")):
         component["description"] = data["description"]
     for key in ("environment", "distribution", "resources"):
@@ -134,37 +167,20 @@ def translate(data: dict, file, kind: str) -> Job:
             component[key] = trial[key]
     if data.get("outputs") is not None:
         component["outputs"] = data["outputs"]
-    code = trial.get("code")
-    folder = None
-    if code is not None:
-        if not isinstance(code, str) or re.match(r"^(azureml:|https?://|git\+)", code.strip()):
-            add((f"{where}code", f"{short(code)}: only a local folder beside the job file is read here"))
-        else:
-            folder = (Path(file).parent / code.strip()).resolve()
-            if not folder.is_dir():
-                add((f"{where}code", f"{short(code)}: no such folder beside the job file"))
-    node = {"id": NODE_ID, "kind": kind, "parameters": values}
-    pipeline = {"schema_version": 1, "name": _text(data.get("display_name")) or kind, "nodes": [node], "links": []}
-    config = None
-    if sweep:
-        config = _sweep_config(data, space, add)  # (takes each parameter's expression)
-        if isinstance(config.get("primary_metric_name"), str):  # the metric the script logs: what a sweep may optimise
-            component["metrics"] = [config["primary_metric_name"]]
-        pipeline["parameters"] = [{"name": name, **declared} for name, (_, declared) in space.items()]
-        node["bindings"] = {name: name for name in space}
-        trial_timeout = (data.get("limits") or {}).get("trial_timeout") if isinstance(data.get("limits"), dict) else None
-        if trial_timeout is not None:
-            node["run_settings"] = {"timeout_seconds": trial_timeout}
-    elif isinstance(data.get("limits"), dict) and data["limits"].get("timeout") is not None:
-        node["run_settings"] = {"timeout_seconds": data["limits"]["timeout"]}
-    tags = data.get("tags") or {}
-    if not isinstance(tags, dict):
-        add(("tags", f"expected a mapping of names to values, got {short(tags)}"))
-        tags = {}
-    if problems:
-        raise JobError(file, problems)
-    return Job(component=component, code=folder, pipeline=pipeline, sweep=config, name=_text(data.get("display_name")),
-               experiment=_text(data.get("experiment_name")), tags={str(k): v for k, v in tags.items()})
+    return component
+
+
+def _code(code, file, where: str, add) -> Path | None:
+    """The job's code folder, beside its file."""
+    if code is None:
+        return None
+    if not isinstance(code, str) or re.match(r"^(azureml:|https?://|git\+)", code.strip()):
+        add((f"{where}code", f"{short(code)}: only a local folder beside the job file is read here"))
+        return None
+    folder = (Path(file).parent / code.strip()).resolve()
+    if not folder.is_dir():
+        add((f"{where}code", f"{short(code)}: no such folder beside the job file"))
+    return folder
 
 
 def _text(value) -> str | None:

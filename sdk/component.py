@@ -33,11 +33,8 @@ naming the file, the field and the reason. Imports nothing of the project but th
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +42,7 @@ from pathlib import Path
 import yaml
 
 from sdk import azure_component, command_vars, yamltext
+from sdk.component_code import FILE_NAME, IGNORED, code_files, copy_code, digest, find  # noqa: F401 - this module's API
 from sdk.component_fields import (
     ComponentError,
     Problems,
@@ -60,7 +58,6 @@ from sdk.yamltext import short
 
 __all__ = ["FILE_NAME", "ComponentError", "ComponentSpec", "load", "render", "arguments", "digest", "copy_code", "find"]
 
-FILE_NAME = "component.yaml"
 DEFAULT_CATEGORY = "Custom components"
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 FIELDS = ("kind", "label", "category", "version", "description", "distributed", "launch", "code", "command",
@@ -73,8 +70,6 @@ REQUIRED = ("kind", "label", "command")
 MAX_VERSION = 2**31 - 1  # what the database stores
 GROUPS = ("inputs", "params", "outputs")
 PYTHON_WORDS = ("python", "python3")
-# not code: left out of the digest and of the copy a node runs
-IGNORED = ("__pycache__", ".git", "*.pyc")
 
 STEP_PATTERN = re.compile(r"^[a-z][a-z_]{0,31}$")
 _OPTIONAL_GROUP = re.compile(r"\$\[\[(.*?)\]\]", re.S)
@@ -358,77 +353,3 @@ def arguments(spec: ComponentSpec) -> dict[str, str]:
         if flag.startswith("-") and flag.strip("-") and m and (m.group(1) or m.group(3)) == "params":
             found.setdefault(flag, m.group(2) or m.group(4))
     return found
-
-
-# --------------------------------------------------------------------------- code
-
-
-_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def _file_digest(path: Path) -> str:
-    st = path.stat()
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    known = _FILE_DIGESTS.get(key)
-    if known is None:
-        h = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        if len(_FILE_DIGESTS) > 50_000:
-            _FILE_DIGESTS.clear()
-        known = _FILE_DIGESTS[key] = h.hexdigest()
-    return known
-
-
-def code_files(folder: Path) -> list[Path]:
-    """The files of a code folder (sorted), without caches and version control."""
-    ignore = shutil.ignore_patterns(*IGNORED)
-    found = []
-    for top, dirs, files in os.walk(folder):
-        dropped = ignore(top, dirs + files)
-        dirs[:] = sorted(d for d in dirs if d not in dropped)
-        found += [Path(top) / f for f in sorted(files) if f not in dropped]
-    return found
-
-
-def digest(spec: ComponentSpec) -> str:
-    """sha256 of the component file and of every file of its code folder (names and bytes): an
-    edited script makes another digest, so that its outputs are not reused."""
-    h = hashlib.sha256(f"{FILE_NAME}\0{_file_digest(spec.file)}\0".encode())
-    for path in code_files(spec.code):
-        h.update(f"{path.relative_to(spec.code).as_posix()}\0{_file_digest(path)}\0".encode())
-    return h.hexdigest()
-
-
-def copy_code(spec: ComponentSpec, destination: Path) -> Path:
-    """A fresh copy of the code folder at `destination` (what a node runs, in its own folder)."""
-    destination = Path(destination)
-    shutil.rmtree(destination, ignore_errors=True)
-    shutil.copytree(spec.code, destination, ignore=shutil.ignore_patterns(*IGNORED))
-    return destination
-
-
-def find(folder) -> list[Path]:
-    """Every component.yaml below `folder`, and every Azure ML v2 command component file (any
-    `*.yml` or `*.yaml` whose $schema is commandComponent's: is_v2_file), sorted; none when the
-    folder does not exist."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.rglob("*.y*ml") if p.is_file() and not set(p.parts) & {"__pycache__", ".git"}
-                  and (p.name == FILE_NAME or is_v2_file(p)))
-
-
-def is_v2_file(path) -> bool:
-    """Whether a YAML file (not named component.yaml) is an Azure ML v2 command component file: its
-    first lines name commandComponent's schema (`$schema: .../commandComponent.schema.json`)."""
-    path = Path(path)
-    if path.suffix not in (".yml", ".yaml") or path.name == FILE_NAME:
-        return False
-    try:
-        with path.open("rb") as f:
-            head = f.read(4096).decode("utf-8", errors="replace")
-    except OSError:
-        return False
-    return re.search(r"^\$schema:\s*\S*/commandComponent\.schema\.json", head, re.M) is not None

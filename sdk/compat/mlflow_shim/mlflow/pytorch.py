@@ -30,6 +30,7 @@ from pathlib import Path
 
 import yaml
 
+from sdk import compat
 from sdk.compat.recording import note
 
 from . import __version__
@@ -268,9 +269,7 @@ def _normal(artifact_path: str) -> str:
 def _target(artifact_path: str, run_id: str) -> tuple[Path, str]:
     """(folder, output port name) where log_model keeps the model: an output of the node in the
     designer; outside it ./mlruns/0/<run id>/artifacts/<artifact path> and no port."""
-    from sdk.compat import MLFLOW_MODELS_ENV  # (here: an endpoint's process loads models and needs it not)
-
-    raw = os.environ.get(MLFLOW_MODELS_ENV)
+    raw = os.environ.get(compat.MLFLOW_MODELS_ENV)
     if not raw:
         folder = Path("mlruns", "0", run_id, "artifacts", _normal(artifact_path) or "model").absolute()
         folder.parent.mkdir(parents=True, exist_ok=True)
