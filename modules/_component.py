@@ -5,6 +5,8 @@ its run() runs the file's command on the worker, in a copy of the code in the no
     <node dir>/work/          the metrics file and stop file the script's sdk helpers use
     <node dir>/inputs/<name>/ an input declared `layout: image_folder`: <class>/<image> links to its images
     <node dir>/<output>/      each output's folder (the command writes there; nothing: EmptyOutput)
+    <node dir>/mlflow_model/  the MLflow model the script logged (mlflow.pytorch.log_model) where it
+                              declared no output of type mlflow_model: an output made for the node
     <node dir>/logs/70_driver_log.txt    the command's stdout and stderr (one per rank when distributed)
 
 One process: supervision.command runs it as a child process. Node count x Process count per node
@@ -18,6 +20,7 @@ name starts with `_`): modules/catalogue.py makes one class per component file.
 """
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -26,11 +29,11 @@ from pathlib import Path
 
 import yaml
 
-from sdk import command_vars
+from sdk import command_vars, compat
 from sdk import component as component_file
 from sdk.component import ComponentSpec
 from sdk.context import ENDED, DistributedJob
-from sdk.declarations import Module
+from sdk.declarations import ModelDirectory, Module
 from sdk.errors import EmptyOutput, ModuleError
 from sdk.formats import image_directory, metrics
 from sdk.layout import ATTEMPT_ENV, CHECKPOINT_DIR_ENV, CHECKPOINTS_DIR, META_FILE
@@ -40,6 +43,7 @@ CODE_DIR = "code"
 INPUTS_DIR = "inputs"  # the ImageFolder trees of inputs declared `layout: image_folder`
 WORK_DIR = "work"
 STOP_FILE = "STOP"
+MADE_MLFLOW_OUTPUT = "mlflow_model"  # the output of a node whose script logged an MLflow model it declared no output for
 
 
 class CommandComponent(Module):
@@ -65,18 +69,26 @@ class CommandComponent(Module):
         attempt_env = {CHECKPOINT_DIR_ENV: str(checkpoints), ATTEMPT_ENV: str(ctx.attempt)}
         outputs = {p.name: ctx.output_dir(p.name) for p in spec.outputs}
         folders = {p.name: None if inputs.get(p.name) is None else str(inputs[p.name].path) for p in spec.inputs}
+        for port in spec.inputs:  # an Azure ML v2 file's uri_file input: the command gets the folder's one file
+            if f"inputs.{port.name}" in spec.uri_files and folders[port.name] is not None:
+                folders[port.name] = str(_one_file(spec, port, Path(folders[port.name])))
         for port in spec.inputs:
             if port.name in spec.image_folders and inputs.get(port.name) is not None:
                 folders[port.name] = str(_image_folder(ctx, spec, port, inputs[port.name]))
-        argv = component_file.render(spec, folders, ctx.params, {k: str(v) for k, v in outputs.items()},
-                                     python=sys.executable)
+        given = {k: str(v / k if f"outputs.{k}" in spec.uri_files else v) for k, v in outputs.items()}  # uri_file: a file there
+        argv = component_file.render(spec, folders, ctx.params, given, python=sys.executable)
+        if spec.environment:
+            ctx.log(f"environment {spec.environment!r} (the component file's): not built here; the command runs in the "
+                    f"worker's own environment")
         metrics_file, stop_file = work / metrics.METRICS_FILE, work / STOP_FILE
+        models = {compat.MLFLOW_MODELS_ENV: json.dumps(_mlflow_models(ctx, spec, outputs))}
         timeout = ctx.run_settings.get("timeout_seconds", 0) or 0
         ctx.log(f"runs {shlex.join(command_vars.shown(argv))} in {code}"
                 + (f" ({ctx.world_size} processes)" if ctx.world_size > 1 else "")
                 + (f", timeout {timeout} s" if timeout else ""))
         if ctx.world_size == 1:
-            stopped = command.run(argv, code, ctx.log_path, env={**command.environment(metrics_file, stop_file), **attempt_env},
+            stopped = command.run(argv, code, ctx.log_path,
+                                  env={**command.environment(metrics_file, stop_file), **models, **attempt_env},
                                   timeout=timeout,
                                   check_cancelled=ctx.check_cancelled, stop_requested=ctx.stop_requested, stop_file=stop_file,
                                   metrics_file=metrics_file, on_metric=ctx.metric, label=spec.label,
@@ -84,8 +96,9 @@ class CommandComponent(Module):
         else:
             stopped = ctx.launch_distributed(DistributedJob(
                 "supervision.command", ["--cwd", str(code), "--", *argv], metrics_file=metrics_file, stop_file=stop_file,
-                env={**command.job_env(metrics_file, stop_file), **attempt_env}, timeout=timeout, stop_grace=ctx.stop_grace_seconds,
-                per_node=spec.launch == "per_node", max_restarts=ctx.run_settings["max_retries"],
+                env={**command.job_env(metrics_file, stop_file), **models, **attempt_env}, timeout=timeout,
+                stop_grace=ctx.stop_grace_seconds, per_node=spec.launch == "per_node",
+                max_restarts=ctx.run_settings["max_retries"],
                 gpu_argv=[]))  # GPUs when every node has them: CUDA_VISIBLE_DEVICES names them (launchers/specs.py)
         if stopped is not None:
             ctx.report_stop(stopped)
@@ -95,6 +108,27 @@ class CommandComponent(Module):
             if ended:
                 ctx.set_meta(port.name, partial=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _mlflow_models(ctx, spec: ComponentSpec, outputs: dict[str, Path]) -> dict:
+    """Where mlflow.pytorch.log_model keeps the script's model (sdk/compat MLFLOW_MODELS_ENV): the
+    outputs declared `type: mlflow_model`; where there is none, an output made for the node,
+    MADE_MLFLOW_OUTPUT, kept if the script logs a model (an MLflow model: registers and deploys)."""
+    declared = {name: str(outputs[name]) for name in spec.mlflow_outputs}
+    if declared:
+        return {"outputs": declared}
+    name = next(n for n in (MADE_MLFLOW_OUTPUT, f"{MADE_MLFLOW_OUTPUT}_logged") if n not in outputs)
+    return {"made": str(ctx.made_output(name, ModelDirectory.name))}
+
+
+def _one_file(spec: ComponentSpec, port, folder: Path) -> Path:
+    """The one file of an input declared `type: uri_file` (its _meta.yaml aside), or ModuleError."""
+    files = [f for f in folder.rglob("*") if f.is_file() and f.relative_to(folder).as_posix() != META_FILE]
+    if len(files) != 1:
+        raise ModuleError(f"{spec.label}: input '{port.label}' is declared uri_file (one file), but the folder it "
+                          f"receives holds {len(files)} files" + (f" ({', '.join(sorted(f.name for f in files)[:5])}...)"
+                                                                  if len(files) > 1 else ""))
+    return files[0]
 
 
 def _image_folder(ctx, spec: ComponentSpec, port, given) -> Path:

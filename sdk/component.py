@@ -33,25 +33,31 @@ naming the file, the field and the reason. Imports nothing of the project but th
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from sdk import command_vars, yamltext
-from sdk.component_fields import ComponentError, Problems, parse_image_folders, parse_params, parse_ports, text_field
+from sdk import azure_component, command_vars, yamltext
+from sdk.component_code import FILE_NAME, IGNORED, code_files, copy_code, digest, find  # noqa: F401 - this module's API
+from sdk.component_fields import (
+    ComponentError,
+    Problems,
+    declared_as,
+    may_be_empty,
+    parse_image_folders,
+    parse_params,
+    parse_ports,
+    text_field,
+)
 from sdk.declarations import Param, Port
 from sdk.yamltext import short
 
 __all__ = ["FILE_NAME", "ComponentError", "ComponentSpec", "load", "render", "arguments", "digest", "copy_code", "find"]
 
-FILE_NAME = "component.yaml"
 DEFAULT_CATEGORY = "Custom components"
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 FIELDS = ("kind", "label", "category", "version", "description", "distributed", "launch", "code", "command",
@@ -64,8 +70,6 @@ REQUIRED = ("kind", "label", "command")
 MAX_VERSION = 2**31 - 1  # what the database stores
 GROUPS = ("inputs", "params", "outputs")
 PYTHON_WORDS = ("python", "python3")
-# not code: left out of the digest and of the copy a node runs
-IGNORED = ("__pycache__", ".git", "*.pyc")
 
 STEP_PATTERN = re.compile(r"^[a-z][a-z_]{0,31}$")
 _OPTIONAL_GROUP = re.compile(r"\$\[\[(.*?)\]\]", re.S)
@@ -94,6 +98,14 @@ class ComponentSpec:
     launch: str = "per_process"
     # inputs given to the command as an ImageFolder tree (`layout: image_folder`): <folder>/<class>/<image>
     image_folders: tuple[str, ...] = ()
+    # outputs declared `type: mlflow_model`: where mlflow.pytorch.log_model keeps the script's model
+    mlflow_outputs: tuple[str, ...] = ()
+    # an Azure ML v2 file's: its ports declared uri_file ("inputs.x", "outputs.y": the command gets the
+    # input's one file, and a file path in the output's folder), its environment (recorded, not built),
+    # and the Run settings its distribution and resources give a new node
+    uri_files: tuple[str, ...] = ()
+    environment: str = ""
+    run_settings: dict = field(default_factory=dict)
 
     def digest(self) -> str:
         return digest(self)
@@ -112,7 +124,11 @@ def load(path) -> ComponentSpec:
     file = Path(path).absolute()
     data = _read(file)
     problems = Problems(file)
-    for key in data:
+    v2 = azure_component.is_v2(data)
+    extra: dict = {}
+    if v2:  # Azure ML's v2 command component: its fields as the designer's, its problems named by its own paths
+        data, extra = azure_component.translate(problems, data)
+    for key in data if not v2 else ():
         if key not in FIELDS:
             problems.add(str(key), f"unknown field (the fields are: {', '.join(FIELDS)})")
     for key in REQUIRED:
@@ -123,7 +139,7 @@ def load(path) -> ComponentSpec:
         problems.add("kind", f"{short(kind)} is not a kind: 1 to 64 lowercase letters, digits or '_', starting with a letter")
     inputs = parse_ports(problems, data, "inputs", may_be_optional=True)
     outputs = parse_ports(problems, data, "outputs", may_be_optional=False)
-    params = parse_params(problems, data)
+    params = parse_params(problems, data, may_lack_default=v2)
     _check_unique_names(problems, inputs, outputs, params)
     spec = ComponentSpec(
         file=file, folder=file.parent, kind=kind, label=text_field(problems, data, "label", "").strip(),
@@ -134,6 +150,10 @@ def load(path) -> ComponentSpec:
         metrics=_metrics(problems, data), metric_step=text_field(problems, data, "metric_step", "step").strip(),
         launch=text_field(problems, data, "launch", LAUNCHES[0]).strip())
     spec.image_folders = parse_image_folders(problems, data, inputs)
+    spec.mlflow_outputs = declared_as(data, "outputs", outputs, "mlflow_model")
+    spec.uri_files = tuple(extra.get("uri_files", ()))
+    spec.environment = extra.get("environment", "")
+    spec.run_settings = dict(extra.get("run_settings", {}))
     if spec.launch not in LAUNCHES:
         problems.add("launch", f"{short(spec.launch)} is not a launch: per_process (the designer starts every process) "
                                f"or per_node (the command starts its node's processes)")
@@ -245,8 +265,8 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
     if not command:
         problems.add("command", "empty: the command line to run, such as 'python train.py --data {inputs.data}'")
         return
-    inputs = {p.name: p for p in spec.inputs}
-    declared: dict[str, Mapping[str, Port | Param]] = {"inputs": inputs, "params": {p.name: p for p in spec.params},
+    inputs, params = {p.name: p for p in spec.inputs}, {p.name: p for p in spec.params}
+    declared: dict[str, Mapping[str, Port | Param]] = {"inputs": inputs, "params": params,
                                                        "outputs": {p.name: p for p in spec.outputs}}
     groups = list(_OPTIONAL_GROUP.finditer(command))
     outside = _OPTIONAL_GROUP.sub(" ", command)
@@ -255,7 +275,8 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
     for g in groups:
         if "$[[" in g.group(1):
             problems.add("command", f"optional groups cannot be nested: {short(g.group(0))}")
-        elif not any(group == "inputs" and name in inputs and inputs[name].optional
+        elif not any((group == "inputs" and name in inputs and inputs[name].optional)
+                     or (group == "params" and name in params and may_be_empty(params[name]))
                      for _, group, name in _placeholders(g.group(1))):
             problems.add("command", f"the optional group {short(g.group(0))} holds no optional input: it would never be dropped")
     for m, group, name in _placeholders(command):
@@ -269,9 +290,14 @@ def _check_command(problems: Problems, spec: ComponentSpec) -> None:
         if port is not None and port.optional:
             problems.add("command", f"{m.group(0)} is an optional input: put it in an optional group, "
                                     f"$[[--flag {m.group(0)}]], which is dropped when it is not connected")
+        if group == "params" and name in params and may_be_empty(params[name]):
+            problems.add("command", f"{m.group(0)} is an optional input: put it in an optional group, "
+                                    f"$[[--flag {m.group(0)}]], which is dropped when it has no value")
     named = {name for _, group, name in _placeholders(command) if group == "outputs"}
     for port in spec.outputs:
-        if port.name not in named:  # the script could never learn where to write it: it would always end empty
+        # the script could never learn where to write it: it would always end empty (but for an MLflow
+        # model, which mlflow.pytorch.log_model keeps there: sdk/compat)
+        if port.name not in named and port.name not in spec.mlflow_outputs:
             problems.add(f"outputs.{port.name}", f"never passed to the command: add {{outputs.{port.name}}} where "
                                                  f"the script takes the folder to write it in")
     for text in (_OPTIONAL_GROUP.sub(r" \1 ", command), outside):
@@ -288,8 +314,9 @@ def render(spec: ComponentSpec, inputs: dict, params: dict, outputs: dict, pytho
     """The argv of the command: the template split into words first (shell quoting rules), then
     each placeholder replaced within its word, so that a folder with spaces stays one argument.
     inputs: {name: folder or None (not connected)}; bools are written true/false."""
-    def connected(group_text: str) -> bool:
-        return all(inputs.get(name) is not None for _, group, name in _placeholders(group_text) if group == "inputs")
+    def connected(group_text: str) -> bool:  # every input it names is connected, every parameter has a value
+        return all((inputs if group == "inputs" else params).get(name) is not None
+                   for _, group, name in _placeholders(group_text) if group in ("inputs", "params"))
 
     text = _OPTIONAL_GROUP.sub(lambda g: f" {g.group(1)} " if connected(g.group(1)) else " ", spec.command)
     values = {"inputs": inputs, "params": params, "outputs": outputs}
@@ -326,60 +353,3 @@ def arguments(spec: ComponentSpec) -> dict[str, str]:
         if flag.startswith("-") and flag.strip("-") and m and (m.group(1) or m.group(3)) == "params":
             found.setdefault(flag, m.group(2) or m.group(4))
     return found
-
-
-# --------------------------------------------------------------------------- code
-
-
-_FILE_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def _file_digest(path: Path) -> str:
-    st = path.stat()
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    known = _FILE_DIGESTS.get(key)
-    if known is None:
-        h = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        if len(_FILE_DIGESTS) > 50_000:
-            _FILE_DIGESTS.clear()
-        known = _FILE_DIGESTS[key] = h.hexdigest()
-    return known
-
-
-def code_files(folder: Path) -> list[Path]:
-    """The files of a code folder (sorted), without caches and version control."""
-    ignore = shutil.ignore_patterns(*IGNORED)
-    found = []
-    for top, dirs, files in os.walk(folder):
-        dropped = ignore(top, dirs + files)
-        dirs[:] = sorted(d for d in dirs if d not in dropped)
-        found += [Path(top) / f for f in sorted(files) if f not in dropped]
-    return found
-
-
-def digest(spec: ComponentSpec) -> str:
-    """sha256 of the component file and of every file of its code folder (names and bytes): an
-    edited script makes another digest, so that its outputs are not reused."""
-    h = hashlib.sha256(f"{FILE_NAME}\0{_file_digest(spec.file)}\0".encode())
-    for path in code_files(spec.code):
-        h.update(f"{path.relative_to(spec.code).as_posix()}\0{_file_digest(path)}\0".encode())
-    return h.hexdigest()
-
-
-def copy_code(spec: ComponentSpec, destination: Path) -> Path:
-    """A fresh copy of the code folder at `destination` (what a node runs, in its own folder)."""
-    destination = Path(destination)
-    shutil.rmtree(destination, ignore_errors=True)
-    shutil.copytree(spec.code, destination, ignore=shutil.ignore_patterns(*IGNORED))
-    return destination
-
-
-def find(folder) -> list[Path]:
-    """Every component.yaml below `folder` (sorted); none when the folder does not exist."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.rglob(FILE_NAME) if p.is_file() and not set(p.parts) & {"__pycache__", ".git"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from sdk.declarations import PORT_TYPES, AnyDirectory, Bool, Choice, Float, Int, ModelDirectory, Param, Port, Text
@@ -13,6 +14,10 @@ from sdk.yamltext import short
 
 NAME_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
 NAME_RULE = "1 to 64 lowercase letters, digits or '_', not starting with a digit"
+# an Azure ML v2 file's input and output names (Python identifiers: `A`, `learning_rate`), as a pipeline
+# parameter's (designer/engine/parameters.py)
+V2_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+V2_NAME_RULE = "1 to 64 letters, digits or '_', not starting with a digit"
 # Azure ML's spellings of a model output: a folder of ModelDirectory type whatever it holds
 # (sdk/formats/custom_model.py: registered as it is, served by an entry script)
 PORT_ALIASES = {"folder": AnyDirectory.name, "custom_model": ModelDirectory.name, "mlflow_model": ModelDirectory.name}
@@ -47,8 +52,15 @@ class Problems:
     def __init__(self, file):
         self.file = file
         self.items: list[tuple[str, str]] = []
+        # a field's path as its file spells it, where that differs (an Azure ML v2 file: kind is its name)
+        self.renames: dict[str, str] = {}
+        self.names, self.name_rule = NAME_PATTERN, NAME_RULE  # of ports and parameters (V2_NAME_PATTERN: a v2 file's)
 
     def add(self, field: str, reason: str) -> None:
+        for ours, theirs in self.renames.items():
+            if field == ours or field.startswith(ours + "."):
+                field = theirs + field[len(ours):]
+                break
         self.items.append((field, reason))
 
     def raise_any(self) -> None:
@@ -77,9 +89,9 @@ def _mapping(problems: Problems, data: dict, group: str) -> dict:
 
 
 def _good_name(problems: Problems, group: str, name) -> bool:
-    if isinstance(name, str) and NAME_PATTERN.fullmatch(name):
+    if isinstance(name, str) and problems.names.fullmatch(name):
         return True
-    problems.add(f"{group}.{name}", f"{short(name)} is not a name: {NAME_RULE}")
+    problems.add(f"{group}.{name}", f"{short(name)} is not a name: {problems.name_rule}")
     return False
 
 
@@ -129,6 +141,17 @@ def parse_ports(problems: Problems, data: dict, group: str, may_be_optional: boo
     return ports
 
 
+def declared_as(data: dict, group: str, ports: list[Port], type_name: str) -> tuple[str, ...]:
+    """The ports of `group` whose file declared them with the type name `type_name` as written
+    (an alias such as mlflow_model, which PORT_ALIASES turns into the port type)."""
+    raw = data.get(group)
+    if not isinstance(raw, dict):
+        return ()
+    spelled = {name: decl if isinstance(decl, str) else decl.get("type") if isinstance(decl, dict) else None
+               for name, decl in raw.items()}
+    return tuple(p.name for p in ports if spelled.get(p.name) == type_name)
+
+
 def parse_image_folders(problems: Problems, data: dict, inputs: list[Port]) -> tuple[str, ...]:
     """The inputs declared `layout: image_folder` (an ImageDirectory given as `<class>/<image>` links)."""
     found = []
@@ -149,8 +172,10 @@ def parse_image_folders(problems: Problems, data: dict, inputs: list[Port]) -> t
     return tuple(found)
 
 
-def parse_params(problems: Problems, data: dict) -> list[Param]:
-    """params: `name: {type: int|float|bool|choice|string, default, label, help, ...}`."""
+def parse_params(problems: Problems, data: dict, may_lack_default: bool = False) -> list[Param]:
+    """params: `name: {type: int|float|bool|choice|string, default, label, help, optional, ...}`.
+    `may_lack_default` (an Azure ML v2 file's scalar inputs): a parameter with no default has no
+    value until one is given (the node's problem until then)."""
     params = []
     for name, decl in _mapping(problems, data, "params").items():
         where = f"params.{name}"
@@ -159,20 +184,27 @@ def parse_params(problems: Problems, data: dict) -> list[Param]:
         if not isinstance(decl, dict):
             problems.add(where, f"expected a mapping {{type: ..., default: ...}}, got {short(decl)}")
             continue
-        param = _param(problems, where, name, decl)
+        param = _param(problems, where, name, decl, may_lack_default)
         if param is not None:
             params.append(param)
     return params
 
 
-def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | None:
+def _param(problems: Problems, where: str, name: str, decl: dict, may_lack_default: bool = False) -> Param | None:
     kind = decl.get("type")
     kind = PARAM_ALIASES.get(kind, kind) if isinstance(kind, str) else kind
     if kind not in PARAM_TYPES:
         reason = "missing" if kind is None else f"unknown parameter type {short(decl.get('type'))}"
         problems.add(f"{where}.type", f"{reason} (one of: {', '.join(PARAM_TYPES)})")
         return None
-    _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *PARAM_FIELDS[kind]), f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter")
+    # `optional`: an Azure ML v2 file's scalar input's (sdk/azure_component.py), not the designer's own files'
+    v2_only = ("optional",) if may_lack_default else ()
+    _unknown_fields(problems, where, decl, ("type", "label", "default", "help", *v2_only, *PARAM_FIELDS[kind]),
+                    f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter")
+    optional = decl.get("optional", False)
+    if not isinstance(optional, bool):
+        problems.add(f"{where}.optional", f"expected true or false, got {short(optional)}")
+        optional = False
     fields: dict[str, Any] = {"label": _label(problems, where, decl, name), "name": name,
                               "help": text_field(problems, decl, "help", "", where).strip()}
     if kind in ("int", "float"):
@@ -181,19 +213,67 @@ def _param(problems: Problems, where: str, name: str, decl: dict) -> Param | Non
         fields["choices"] = _choices(problems, where, decl)
     elif kind == "string":
         fields["multiline"] = decl.get("multiline", False) is True
-    default = decl.get("default", IMPLIED_DEFAULTS.get(kind))
-    if kind == "choice" and "default" not in decl:
+    default = decl.get("default", None if optional else IMPLIED_DEFAULTS.get(kind))
+    if kind == "choice" and "default" not in decl and not optional:
         default = fields["choices"][0] if fields["choices"] else None
-    if default is None:
+    if default is None and not (optional or may_lack_default):
         problems.add(f"{where}.default", f"missing: {'an' if kind[0] in 'aeiou' else 'a'} {kind} parameter needs a default value")
         return None
-    param = PARAM_TYPES[kind](default=_number(default) if kind == "float" else default, **fields)
-    error = param.check(param.default)
+    param = (OPTIONAL_TYPES if optional else PARAM_TYPES)[kind](default=_number(default) if kind == "float" else default,
+                                                                **fields)
+    error = None if default is None else param.check(param.default)
     if error:
         problems.add(f"{where}.default", error)
     else:
         param.default = param.normalise(param.default)
     return param
+
+
+class _MayBeEmpty:
+    """A parameter declared `optional: true` (an Azure ML v2 file's optional scalar input): it may have
+    no value (None), which drops the command's $[[...]] group that names it."""
+
+    may_be_empty = True  # (sdk/param_schema.py: its value may be null)
+
+    def check(self, value):
+        return None if value is None else super().check(value)  # type: ignore[misc]
+
+    def describe(self) -> dict:
+        return {**super().describe(), "optional": True}  # type: ignore[misc]
+
+
+@dataclass
+class OptionalInt(_MayBeEmpty, Int):
+    pass
+
+
+@dataclass
+class OptionalFloat(_MayBeEmpty, Float):
+    pass
+
+
+@dataclass
+class OptionalBool(_MayBeEmpty, Bool):
+    pass
+
+
+@dataclass
+class OptionalChoice(_MayBeEmpty, Choice):
+    pass
+
+
+@dataclass
+class OptionalText(_MayBeEmpty, Text):
+    def normalise(self, value):
+        return None if value == "" else value  # the pane's emptied box: no value, as for a number
+
+
+OPTIONAL_TYPES = {"int": OptionalInt, "float": OptionalFloat, "bool": OptionalBool, "choice": OptionalChoice,
+                  "string": OptionalText}
+
+
+def may_be_empty(param) -> bool:
+    return getattr(param, "may_be_empty", False) is True
 
 
 def _number(value):

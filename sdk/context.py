@@ -105,6 +105,11 @@ class Context(Protocol):
     def output_dir(self, port: str) -> Path:
         """The (created) folder of an output port, by name; the module writes its files there."""
 
+    def made_output(self, port: str, type_name: str) -> Path:
+        """The folder (not created) of an output the module did not declare but may make as it runs
+        (the MLflow model a component's script logs): an output of the node, of port type
+        `type_name`, when it holds files once run() returns."""
+
     def set_meta(self, port: str, **fields) -> None:
         """Extra fields for the output port's _meta.yaml (for example the class list)."""
 

@@ -364,4 +364,6 @@ class Module:
         if cls.component is not None:
             d["component"] = {"origin": cls.component_origin, "command": cls.component.command,
                               "digest": cls.code_digest(), "arguments": cls.component.arguments()}
+            if cls.component.run_settings:  # an Azure ML v2 file's distribution and resources: a new node's Run settings
+                d["component"]["run_settings"] = dict(cls.component.run_settings)
         return d

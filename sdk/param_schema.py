@@ -52,7 +52,7 @@ def value_schema(param: Param) -> dict[str, Any]:
     the same as leaving it out); one the server fills in at submit is readOnly (what a document
     holds there is replaced)."""
     schema = _type(param)
-    if param.default is None and schema:
+    if (param.default is None or getattr(param, "may_be_empty", False)) and schema:  # (an optional v2 input)
         schema = ({**schema, "enum": [*schema["enum"], None]} if "enum" in schema
                   else {**schema, "type": [schema["type"], "null"]})
     schema = {**schema, "title": param.label, "default": param.default}

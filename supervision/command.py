@@ -60,7 +60,7 @@ MAX_TAIL_LINE = 500  # characters of a line of the tail (the error is stored and
 COMMAND_ID_ENV = "DESIGNER_COMMAND_ID"
 # what a command's process gets of the worker's environment, by name (clean_environment)
 KEPT = ("PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME",
-        "PYTHONPATH", "PYTHONUNBUFFERED", METRICS_FILE_ENV, STOP_FILE_ENV, COMMAND_ID_ENV,
+        "PYTHONPATH", "PYTHONUNBUFFERED", METRICS_FILE_ENV, STOP_FILE_ENV, COMMAND_ID_ENV, compat.MLFLOW_MODELS_ENV,
         # torch.distributed's (torchrun's names too), the devices, the threads a rank may use
         "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "GROUP_RANK", "GROUP_WORLD_SIZE",
         "ROLE_RANK", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "NODE_COUNT", "PROCESS_COUNT_PER_NODE",

@@ -24,7 +24,7 @@ from designer.engine import graph, paths
 from designer.engine.paths import LOG_DIR, LOG_FILE, OutsideFolder  # noqa: F401 - part of this module's API
 from designer.engine.store import StoreError
 from sdk.context import STOP_GRACE_SECONDS, Context, DistributedJob, InputArtifact, Stopped
-from sdk.declarations import Module
+from sdk.declarations import PORT_TYPES, Module
 from sdk.errors import Cancelled, DistributedLaunchError, ModuleError, NotInRangeValueError
 from sdk.formats.meta import META_FILE, read_meta, write_meta  # noqa: F401 - part of this module's API
 from supervision import gpus
@@ -55,6 +55,7 @@ class NodeContext(Context):
         self._stop = stop
         self.stop_grace_seconds = stop_grace
         self._extra_meta: dict[str, dict] = {}
+        self.made: dict[str, str] = {}  # port -> type name: outputs the module may make as it runs (made_output)
         self.log_path = paths.log_file(paths.logs_dir(self.node_dir))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log_path.open("a", encoding="utf-8", buffering=1)
@@ -66,6 +67,19 @@ class NodeContext(Context):
         path = paths.output_dir(self.node_dir, port)
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def made_output(self, port: str, type_name: str) -> Path:
+        """The folder of an output the module did not declare but may make as it runs (the MLflow
+        model a component's script logs): kept as an output of the node, of `type_name`, when it
+        holds files once run() returns; else nothing. Not created here."""
+        if self.module.output(port) is not None:
+            raise KeyError(f"{self.module.label} declares an output {port!r}: use output_dir")
+        if type_name not in PORT_TYPES:
+            raise KeyError(f"{type_name!r} is not a port type")
+        self.made[port] = type_name
+        folder = paths.output_dir(self.node_dir, port)
+        shutil.rmtree(folder, ignore_errors=True)  # what an earlier try left is not this run's
+        return folder
 
     def set_meta(self, port: str, **extra) -> None:
         """Extra fields for the port's _meta.yaml (for example the class list)."""
@@ -147,6 +161,7 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
     _remove_outputs(module, node_dir)  # a retried node starts clean
     params = module.resolved_params(node.get("parameters", {}))
     run_settings = {"node_count": 1, "process_count_per_node": 1, "max_retries": graph.DEFAULT_MAX_RETRIES,
+                    **default_run_settings(module),
                     **node.get("run_settings", {})}
     ctx = NodeContext(node["id"], module, params, run_settings, node_dir, emit, cancelled, launcher, stop, stop_grace)
     ctx.attempt = attempt
@@ -163,14 +178,20 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
             out = ctx.output_dir(port.name)
             write_meta(out, port.type.name, ctx._extra_meta.get(port.name))
             outputs[port.name] = str(out)
+        for name, type_name in ctx.made.items():
+            out = paths.output_dir(node_dir, name)
+            if out.is_dir() and any(f.is_file() for f in out.rglob("*")):
+                write_meta(out, type_name, {**ctx._extra_meta.get(name, {}), "made": True})
+                outputs[name] = str(out)
+                ctx.log(f"output '{name}' ({type_name}) made by the node as it ran")
         ctx.log(f"finished in {time.monotonic() - started:.2f} s")
         return outputs
     except Cancelled:
-        _remove_outputs(module, node_dir)
+        _remove_outputs(module, node_dir, ctx.made)
         ctx.log("cancelled by the user")
         raise
     except BaseException as e:
-        _remove_outputs(module, node_dir)
+        _remove_outputs(module, node_dir, ctx.made)
         ctx.log(error_text(e))
         raise
     finally:
@@ -178,6 +199,12 @@ def execute(module: type[Module], node: dict, inputs: dict[str, InputArtifact], 
         if held is not None:
             held.release()
             os.environ.pop(gpus.GPU_ENV, None)
+
+
+def default_run_settings(module: type[Module]) -> dict:
+    """The Run settings a node of `module` has where it sets none: an Azure ML v2 component file's
+    distribution and resources (sdk/azure_component.py); else none (1 x 1)."""
+    return dict(getattr(module.component, "run_settings", None) or {})
 
 
 def _hold_a_gpu(module: type[Module], ctx: NodeContext) -> gpus.Lease | None:
@@ -193,9 +220,9 @@ def _hold_a_gpu(module: type[Module], ctx: NodeContext) -> gpus.Lease | None:
     return held
 
 
-def _remove_outputs(module: type[Module], node_dir: Path) -> None:
-    for port in module.outputs:
-        shutil.rmtree(paths.output_dir(node_dir, port.name), ignore_errors=True)
+def _remove_outputs(module: type[Module], node_dir: Path, made=()) -> None:
+    for name in [*(port.name for port in module.outputs), *made]:
+        shutil.rmtree(paths.output_dir(node_dir, name), ignore_errors=True)
 
 
 def check_params(module: type[Module], params: dict) -> None:

@@ -302,13 +302,20 @@ def upstream_of(doc: dict) -> dict[str, set[str]]:
 
 def pin_versions(doc: dict, catalogue) -> dict:
     """Each component node without a version gets the latest one (in place; returned): a pipeline
-    keeps the version it was saved or submitted with when a new one is added."""
+    keeps the version it was saved or submitted with when a new one is added. A Run setting the
+    node leaves unset takes its component file's (an Azure ML v2 file's distribution and resources),
+    so that the snapshot says what runs."""
     nodes = doc.get("nodes")
     nodes = nodes if isinstance(nodes, list) else []  # (a wrong shape: validate() says so)
     for node in nodes:
         module = catalogue.get(node.get("kind")) if isinstance(node, dict) and "version" not in node else None
         if module is not None and module.component is not None:
             node["version"] = module.version
+        pinned = (catalogue.for_node(node) if isinstance(node, dict) and isinstance(node.get("kind"), str)
+                  and isinstance(node.get("version", 0), int) else None)
+        defaults = getattr(getattr(pinned, "component", None), "run_settings", None)
+        if defaults and isinstance(node.get("run_settings", {}), dict):
+            node["run_settings"] = {**defaults, **node.get("run_settings", {})}
     return doc
 
 

@@ -73,7 +73,7 @@ def _units_problems(node: dict, module, target: Target) -> list[Problem]:
     units each. A target without a live worker: no problem (the node waits for one, and says so)."""
     if module is None or not module.distributed or not target.live:
         return []
-    rs = node.get("run_settings") or {}
+    rs = {**(getattr(module.component, "run_settings", None) or {}), **(node.get("run_settings") or {})}
     n, p = rs.get("node_count", 1), rs.get("process_count_per_node", 1)
     if not (isinstance(n, int) and isinstance(p, int)) or n * p <= 1:
         return []

@@ -11,6 +11,7 @@ requests it holds are answered.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -18,14 +19,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from django.db import connection
 
 from designer.engine import statuses
 from designer.pipelines.models import Endpoint
 from designer.serving.deployments import Deployment
+from sdk.formats import custom_model
 
 log = logging.getLogger(__name__)
+MLFLOW_SCRIPT = Path(__file__).with_name("mlflow_score.py")  # an MLflow model's entry script, read as text
 RETRY_LOAD_SECONDS = 30.0  # a version that failed to load is tried again (the artifact store had a hiccup?)
 
 
@@ -71,12 +75,26 @@ def read_rows() -> dict[str, Row]:
     """Every endpoint, in one query."""
     query = Endpoint.objects.select_related("version__model").only(
         "id", "name", "primary_key", "secondary_key", "revision", "version__id", "version__version", "version__folder",
-        "version__status", "version__has_onnx", "version__error", "version__model__name", "entry_script", "entry_script_name")
+        "version__status", "version__has_onnx", "version__error", "version__format", "version__model__name",
+        "entry_script", "entry_script_name")
     return {e.name: Row(id=e.id, name=e.name, model=e.version.model.name, keys=tuple(k for k in (e.primary_key, e.secondary_key) if k),
                         revision=e.revision, version_id=e.version.id, version=e.version.version, folder=e.version.folder,
                         status=e.version.status, has_onnx=e.version.has_onnx, error=e.version.error,
-                        script=e.entry_script, script_name=e.entry_script_name)
+                        **_script(e.entry_script, e.entry_script_name, e.version.format))
             for e in query}
+
+
+def _script(source: str, name: str, model_format: str) -> dict:
+    """The row's entry script: its own, or for an MLflow model deployed without one, the designer's
+    (mlflow_score.py, run as a user's script is: its own process, which may import torch)."""
+    if not source and model_format == custom_model.MLFLOW:
+        return {"script": _mlflow_script(), "script_name": MLFLOW_SCRIPT.name}
+    return {"script": source, "script_name": name}
+
+
+@functools.cache
+def _mlflow_script() -> str:
+    return MLFLOW_SCRIPT.read_text(encoding="utf-8")  # once per process, not at every poll
 
 
 def not_loadable(row: Row) -> str:

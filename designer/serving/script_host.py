@@ -62,6 +62,11 @@ def answer(module, raw_data: str, script: str) -> dict:
         result = module.run(raw_data)
     except BaseException as e:  # SystemExit too: the script's failure is this request's answer
         return {"error": where(e, script, "run")}
+    if type(result).__name__ == "AMLResponse" and isinstance(getattr(result, "status_code", None), int):
+        if 400 <= result.status_code <= 599:  # the original's AMLResponse(message, status): the script's refusal
+            return {"error": f"{os.path.basename(script)}: {str(result.message)[:MAX_MESSAGE * 4]}",
+                    "status": result.status_code}
+        result = result.message
     try:
         return {"answer": json.dumps(result, default=_plain, allow_nan=False)}
     except (TypeError, ValueError) as e:

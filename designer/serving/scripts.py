@@ -141,8 +141,8 @@ class ScriptDeployment:
                                    f"answering ({_ended(code, e)}); it starts again for the next request") from None
         self.calls += 1
         self.scored += 1
-        if "error" in reply:
-            raise ScriptError(500, f"endpoint {self.endpoint!r}: {reply['error']}")
+        if "error" in reply:  # run() raised (500), or answered AMLResponse(message, 4xx/5xx)
+            raise ScriptError(reply.get("status", 500), f"endpoint {self.endpoint!r}: {reply['error']}")
         return reply["answer"].encode()
 
     def _start(self) -> None:

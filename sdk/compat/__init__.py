@@ -6,6 +6,10 @@ module functions, recording through sdk.script.log_metric (the designer's metric
                                         prints what it was asked to log, as the original's does
     mlflow_shim/mlflow/__init__.py      mlflow.log_metric(s), log_param(s), set_tag(s), start_run,
                                         autolog (a no-op that says so)
+    mlflow_shim/mlflow/pytorch.py       mlflow.pytorch.log_model / save_model / load_model: an MLflow
+                                        model folder in MLflow's layout; log_model keeps it as an output
+                                        of the node (MLFLOW_MODELS_ENV says where)
+    mlflow_shim/mlflow/pyfunc.py        mlflow.pyfunc.load_model(...).predict(...)
 
 Only a component's processes see them: supervision.command puts `search_path()` first on their
 PYTHONPATH. The MLflow shim is left out where a real `mlflow` is installed (the script then logs
@@ -20,6 +24,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 AZUREML = HERE / "azureml_shim"
 MLFLOW = HERE / "mlflow_shim"
+# where mlflow.pytorch.log_model keeps a model in a component's process: JSON {"outputs": {port:
+# folder} of the outputs declared `type: mlflow_model`, "made": the folder of the output made for the
+# node where none is declared} (modules/_component.py writes it, the MLflow shim reads it)
+MLFLOW_MODELS_ENV = "DESIGNER_MLFLOW_MODELS"
 
 
 def search_path() -> list[str]:

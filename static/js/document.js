@@ -88,6 +88,8 @@ export function newNodeDoc(module, taken, datasetId) {
   if (datasetId) parameters.dataset = Number(datasetId);
   const doc = { id: newNodeId(taken), kind: module.kind, parameters };
   if (module.component) doc.version = module.version; // kept when a newer version is added later
+  // an Azure ML v2 file's distribution and resources (process_count_per_instance, instance_count)
+  if (module.component && module.component.run_settings) doc.run_settings = { ...module.component.run_settings };
   return doc;
 }
 

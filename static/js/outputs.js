@@ -133,7 +133,7 @@ export function outputsTab(view, book, moduleOf, datasets) {
     const r = await api('GET', `${base}/files`);
     if (!r.ok) { panel.textContent = errorOf(r, `Cannot list the files (${r.status}).`); return; }
     const parts = [h('h3', { 'data-node': sel.node }, `${sel.label} in run #${sel.run.id}: ${statusLabel(r.data.status)}`),
-      registerButton(sel.run.id, view.node(), r.data.status, moduleOf(view.node()))].filter(Boolean);
+      registerButton(sel.run.id, view.node(), r.data.status, moduleOf(view.node()), Object.keys(r.data.outputs || {}))].filter(Boolean);
     const cancelled = r.data.status === 'cancelled'; // the user's own doing: said, not alarmed
     if (r.data.error) parts.push(h('div', { class: cancelled ? 'node-error cancelled' : 'node-error', role: cancelled ? 'status' : 'alert' }, h('strong', {}, cancelled ? 'Cancelled' : 'Error'), h('pre', {}, r.data.error)));
     if (r.data.parameters) {

@@ -87,10 +87,11 @@ function openDialog(runId, nodeId, label, output) {
 }
 
 /** The "Register model" button(s) for a node of a run, or null when no output of it can be registered.
- * module: the node's module (GET /api/modules), for a component's outputs declared as a model. */
-export function registerButton(runId, node, status, module) {
+ * module: the node's module (GET /api/modules), for a component's outputs declared as a model;
+ * stored: the names of the node run's outputs (an MLflow model its script logged is one it did not declare). */
+export function registerButton(runId, node, status, module, stored = []) {
   const kind = node && node.getData ? node.getData().kind : null;
-  const outputs = registrableOutputs(kind, module);
+  const outputs = registrableOutputs(kind, module, stored);
   if (!outputs.length || !REGISTRABLE_STATUSES.includes(status)) return null;
   const label = node.attr('label/text') || node.id;
   return h('div', { class: 'register-row' }, ...outputs.map((port, i) =>

@@ -20,13 +20,17 @@ export const MODEL_TYPES = ['ModelDirectory', 'OnnxModel'];
 
 /**
  * What a node offers to register: [null] for Train PyTorch Model and Export to ONNX (their one
- * model), a component's outputs declared as a model ([{name, label}]), or [] for anything else.
+ * model), a component's outputs declared as a model ([{name, label}]) and those made for the node
+ * as it ran (`stored`: the names of the node run's outputs; a component's output it did not declare
+ * is the MLflow model its script logged), or [] for anything else.
  * module: the node's module as GET /api/modules describes it.
  */
-export function registrableOutputs(kind, module) {
+export function registrableOutputs(kind, module, stored = []) {
   if (REGISTRABLE.includes(kind)) return [null];
   if (!module || !module.component) return [];
-  return (module.outputs || []).filter((p) => MODEL_TYPES.includes(p.type)).map((p) => ({ name: p.name, label: p.label || p.name }));
+  const declared = module.outputs || [];
+  const made = stored.filter((name) => !declared.some((p) => p.name === name)).map((name) => ({ name, label: name }));
+  return declared.filter((p) => MODEL_TYPES.includes(p.type)).map((p) => ({ name: p.name, label: p.label || p.name })).concat(made);
 }
 
 /** A node's statuses whose outputs are there to register. */

@@ -165,6 +165,24 @@ def test_the_files_of_a_folder_and_a_component_yaml_alone_upload_too(owner_clien
     assert r.json()["file"] == "component.yaml" and r.json()["kind"] == "echo_it"
 
 
+def test_an_azure_ml_v2_component_folder_uploads_unchanged_its_scalar_inputs_the_nodes_parameters(owner_client, allowed):
+    """azureml-examples' cli/assets/component/train.yml and its code folder, as Azure ML's CLI takes them (issue 43)."""
+    samples = Path(__file__).resolve().parents[1] / "sdk" / "azure_v2"
+    files = {"assets/train.yml": (samples / "train.yml").read_bytes(),
+             "assets/train_src/train.py": (samples / "train_src" / "train.py").read_bytes()}
+    r = folder_upload(owner_client, files)
+    assert r.status_code == 201, r.json()
+    got = r.json()
+    assert (got["kind"], got["version"], got["label"], got["file"]) == ("train_data_component_cli", 9, "train_data",
+                                                                         "assets/train.yml")
+    assert [(p["name"], p["type"], p.get("default"), p.get("optional")) for p in got["params"]] == [
+        ("max_epocs", "int", None, True), ("learning_rate", "float", 0.01, True), ("learning_rate_schedule", "str", "time-based", True)]
+    assert [(p["name"], p["type"]) for p in got["inputs"]] == [("training_data", "AnyDirectory")]
+    bad = {**files, "assets/train.yml": files["assets/train.yml"].replace(b"type: integer", b"type: mltable")}
+    r = folder_upload(owner_client, bad)
+    assert r.status_code == 400 and "assets/train.yml: inputs.max_epocs.type: mltable: not supported" in r.json()["error"]
+
+
 def test_a_version_the_owner_has_is_refused(owner_client, allowed):
     assert upload(owner_client, zipped(folder(1))).status_code == 201
     r = upload(owner_client, tarred(folder(1)))

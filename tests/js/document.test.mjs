@@ -52,6 +52,13 @@ test('a component node keeps the version it was added with, also through a save'
   assert.equal(newNodeDoc(MODULES.get('source'), []).version, undefined); // built-in modules have none
 });
 
+test("an Azure ML v2 component's distribution and resources are a new node's Run settings", () => {
+  const v2 = { kind: 'cifar', version: 2, component: { origin: 'uploaded', run_settings: { node_count: 2, process_count_per_node: 2 } },
+    params: [{ name: 'max_epocs', default: null }, { name: 'lr', default: 0.2 }] };
+  assert.deepEqual(newNodeDoc(v2, []), { id: 'n1', kind: 'cifar', parameters: { lr: 0.2 }, version: 2,
+    run_settings: { node_count: 2, process_count_per_node: 2 } });
+});
+
 test('copy keeps the links between copied nodes only; paste gives new ids and moves on', () => {
   const nodes = [{ doc: { id: 'n1', kind: 'source', parameters: { value: 3 } }, position: { x: 0, y: 0 } },
     { doc: { id: 'n2', kind: 'resize', parameters: {} }, position: { x: 0, y: 100 } }];

@@ -64,6 +64,11 @@ test("Train's and Export's model, and a component's outputs declared as a model,
   const component = { component: { origin: 'examples' }, outputs: [{ name: 'model', label: 'Model', type: 'ModelDirectory' },
     { name: 'report', label: 'Report', type: 'AnyDirectory' }, { name: 'onnx', type: 'OnnxModel' }] };
   assert.deepEqual(registrableOutputs('pytorch_score_train', component), [{ name: 'model', label: 'Model' }, { name: 'onnx', label: 'onnx' }]);
+  // an MLflow model the script logged without declaring an output: made for the node (issue 43)
+  assert.deepEqual(registrableOutputs('mlflow_pytorch_train', { component: {}, outputs: [] }, ['mlflow_model']),
+    [{ name: 'mlflow_model', label: 'mlflow_model' }]);
+  assert.deepEqual(registrableOutputs('pytorch_score_train', component, ['model', 'report', 'onnx']).length, 2);
+  assert.deepEqual(registrableOutputs('score_image_model', { outputs: [] }, ['scored_dataset']), []);
 });
 
 test("a component's model shows the last value of each metric it logged", () => {

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from sdk import component, component_schema
+from sdk import azure_component, component, component_schema
 from sdk.component import FIELDS, LAUNCHES, REQUIRED, ComponentError
 from sdk.component_fields import PARAM_ALIASES, PARAM_FIELDS, PARAM_TYPES, PORT_ALIASES, PORT_FIELDS
 from sdk.declarations import PORT_TYPES
@@ -144,7 +144,9 @@ def test_every_shipped_component_file_passes_the_schema():
     assert len(files) >= 9, files
     for file in files:
         component.load(file)  # the checker's too
-        assert schema_errors(yaml.safe_load(file.read_text())) == [], file
+        data = yaml.safe_load(file.read_text())
+        if not azure_component.is_v2(data):  # an Azure ML v2 file (mlflow_pytorch) follows Azure's schema, its $schema
+            assert schema_errors(data) == [], file
 
 
 @pytest.mark.parametrize("what, doc", [("VALID", VALID), *MORE_VALID], ids=["VALID", *(w for w, _ in MORE_VALID)])

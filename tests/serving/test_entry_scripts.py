@@ -147,3 +147,38 @@ def test_the_scripts_process_answers_in_order_and_survives_its_own_mistakes(tmp_
     finally:
         d._stop()
     assert not Path(d.home).exists()
+
+
+# --------------------------------------------------------------------------- an MLflow model (issue 43, item 3)
+
+
+def test_a_model_kept_by_mlflow_log_model_registers_and_deploys_without_an_entry_script(owner_client, users, shared_worker,
+                                                                                     serving):
+    """examples/components/mlflow_pytorch, an Azure ML v2 file: its script's log_model fills its mlflow_model output
+    (one made for the node where none is declared: tests/modules/test_mlflow_models.py)."""
+    doc = pipeline([node("fit", "mlflow_pytorch_train", num_epochs=8)], [], name="birds")
+    run = wait_for_run(runs.submit(users["owner"], doc).id, timeout=120)
+    fit = run.nodes.get(node_id="fit")
+    assert run.status == st.COMPLETED and set(fit.outputs) == {"model"}, fit.error
+    r = post(owner_client, "/api/models", {"run": run.id, "node": "fit", "name": "birds"})
+    assert r.status_code == 201, r.json()
+    assert (r.json()["format"], r.json()["status"]) == ("mlflow", "ready")
+    assert set(r.json()["lineage"]["metrics"]) == {"loss", "val_acc"}
+
+    # no entry script, and so no permission to deploy code: the designer's MLflow scoring serves it
+    r = post(owner_client, "/api/endpoints", {"model": "birds", "version": 1})
+    assert r.status_code == 201, r.json()
+    assert r.json()["format"] == "mlflow" and r.json()["entry_script"] is None
+    assert '{"input_data": [[' in r.json()["curl"] and r.json()["curl"].startswith("# input_data: a placeholder")
+    endpoint = Endpoint.objects.get(name="birds")
+    serving.wait_serving(endpoint)
+    status, answer = score(serving, endpoint, json.dumps({"input_data": CHICKEN + TURKEY}).encode())
+    assert status == 200 and len(answer) == 2, (status, answer)
+    assert answer[0][0] > 0.5 > answer[1][0] and abs(sum(answer[0]) - 1) < 1e-5  # chicken, then turkey
+    status, split = score(serving, endpoint, json.dumps({"input_data": {"columns": list("abcd"), "data": CHICKEN}}).encode())
+    assert status == 200 and abs(split[0][0] - answer[0][0]) < 1e-6
+    status, answer = score(serving, endpoint, b'{"images": []}')
+    assert status == 400 and answer["error"].startswith(
+        "endpoint 'birds': mlflow_score.py: the request cannot be scored: expected JSON {\"input_data\": [[...], ...]}")
+    status, answer = score(serving, endpoint, b'{"input_data": [[1, 2]]}')
+    assert status == 400 and "the model cannot score this input" in answer["error"] and "(1, 2)" in answer["error"]

@@ -33,7 +33,7 @@ from designer.pipelines.catalogue import service as catalogue
 from designer.pipelines.models import Component, NodeRun
 from designer.pipelines.models import components as component_models
 from modules import _component
-from sdk import archives
+from sdk import archives, azure_component
 from sdk import component as component_file
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
@@ -214,8 +214,9 @@ def _mkdir(staging: Path, rel: PurePosixPath, budget: _Budget) -> None:
 
 
 def _component_file(staging: Path, shown: str) -> Path:
-    """The one component.yaml of the upload (looked for below a single top folder too)."""
-    found = sorted(staging.rglob(COMPONENT_FILE))
+    """The one component.yaml of the upload (looked for below a single top folder too); where there
+    is none, its one Azure ML v2 command component file (train.yml: sdk/azure_component.py's is_v2_file)."""
+    found = sorted(staging.rglob(COMPONENT_FILE)) or sorted(p for p in staging.rglob("*.y*ml") if azure_component.is_v2_file(p))
     if not found:
         raise Refused(f"{shown} holds no {COMPONENT_FILE}: a component is a folder with its {COMPONENT_FILE} "
                       "(kind, label, version, command, ports, params) and its code")

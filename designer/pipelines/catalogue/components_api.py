@@ -30,7 +30,8 @@ NOT_ALLOWED = (f"adding components needs the permission '{components.PERMISSION_
 
 PORT = named("ComponentPort", obj({"name": STR, "label": STR, "type": STR, "optional": BOOL}))
 PARAM = named("ComponentParam", obj({"name": STR, "label": STR, "type": STR}, {
-    "default": ANY, "min": NUM, "max": NUM, "choices": arr(ANY), "help": STR}))
+    "default": ANY, "min": NUM, "max": NUM, "choices": arr(ANY), "help": STR,
+    "optional": BOOL}))  # an Azure ML v2 file's optional scalar input: it may be left empty
 VERSION = named("ComponentVersion", obj({
     "kind": STR, "version": INT, "label": STR, "category": STR, "created_at": TIME, "digest": STR, "file": STR,
     "description": STR, "distributed": BOOL, "command": STR, "inputs": arr(PORT), "outputs": arr(PORT),
@@ -47,7 +48,7 @@ def _ports(ports: list) -> list[dict]:
 
 
 def _params(params: list) -> list[dict]:
-    keep = ("name", "label", "type", "default", "min", "max", "choices", "help")
+    keep = ("name", "label", "type", "default", "min", "max", "choices", "help", "optional")
     return [{k: p[k] for k in keep if p.get(k) is not None} for p in params or []]
 
 

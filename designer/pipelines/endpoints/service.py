@@ -72,7 +72,7 @@ def _servable(version: ModelVersion, script: str = "") -> ModelVersion:
         return version
     if version.status == st.FAILED:
         raise RegistryError(f"{version} cannot be served: {version.error}")
-    if version.format != custom_model.DESIGNER and not version.has_onnx:
+    if version.format not in (custom_model.DESIGNER, custom_model.MLFLOW) and not version.has_onnx:
         raise RegistryError(f"version {version.version} of {version.model.name} is a model folder of its own "
                             f"({version.format}), not an ONNX image classifier: deploy it with an entry script "
                             "(entry_script: a Python script with init() and run(raw_data))")
@@ -124,9 +124,15 @@ def scoring_url(endpoint: Endpoint) -> str:
 
 
 def curl(endpoint: Endpoint) -> str:
-    body = ("  -H 'Content-Type: application/json' -d '{\"data\": [[0.1, 0.2]]}'" if endpoint.entry_script
-            else "  -F 'image=@image.png'")
-    return f"curl -X POST '{scoring_url(endpoint)}' \\\n  -H 'Authorization: Bearer {endpoint.primary_key}' \\\n" + body
+    mlflow = not endpoint.entry_script and endpoint.version.format == custom_model.MLFLOW
+    if mlflow:  # designer/serving/mlflow_score.py reads Azure ML's input_data
+        body = "  -H 'Content-Type: application/json' -d '{\"input_data\": [[0.1, 0.2]]}'"
+    elif endpoint.entry_script:
+        body = "  -H 'Content-Type: application/json' -d '{\"data\": [[0.1, 0.2]]}'"
+    else:
+        body = "  -F 'image=@image.png'"
+    note = "# input_data: a placeholder; send one row per input, shaped as the model's input\n" if mlflow else ""
+    return note + f"curl -X POST '{scoring_url(endpoint)}' \\\n  -H 'Authorization: Bearer {endpoint.primary_key}' \\\n" + body
 
 
 def status(endpoint: Endpoint) -> tuple[str, str]:

@@ -9,7 +9,10 @@ are the node's metrics (sdk.script.log_metric: live charts, a sweep's primary me
         mlflow.log_metrics({"loss": 0.4, "val_acc": 0.9}, step=3)
 
 `autolog()` (and mlflow.pytorch.autolog()) is accepted and does nothing but say so: log the
-figures with log_metric. Models and artifacts are not stored: write them to an output folder.
+figures with log_metric. `mlflow.pytorch` comes with `import mlflow`, as MLflow's does: its
+log_model(model, "model") keeps an MLflow model folder as an output of the node, save_model(model,
+path) writes one, load_model and `mlflow.pyfunc.load_model(...).predict(...)` read it back
+(pytorch.py). Other artifacts are not stored: write them to an output folder.
 The designer gives a component this module only where the worker has no real mlflow installed;
 with one, the script logs through the real one, as it would anywhere.
 """
@@ -149,3 +152,11 @@ def set_tracking_uri(uri) -> None:
 
 def get_tracking_uri() -> str:
     return "designer://node-metrics"
+
+
+from . import pyfunc, pytorch  # noqa: E402  (as MLflow's `import mlflow` gives mlflow.pytorch)
+from .exceptions import MlflowException  # noqa: E402
+
+__all__ = ["ActiveRun", "MlflowException", "active_run", "autolog", "end_run", "log_artifact", "log_artifacts",
+           "log_dict", "log_metric", "log_metrics", "log_param", "log_params", "log_text", "pyfunc", "pytorch",
+           "set_tag", "set_tags", "start_run"]
