@@ -21,6 +21,7 @@ from pathlib import Path
 
 from sdk.layout import MPI_LOG  # noqa: F401 - launch.MPI_LOG: the launchers' log of a node
 from supervision.gpus import Lease
+from supervision.rank import PEER_LOST
 
 ROOT = Path(__file__).resolve().parent.parent
 # how long the processes of a node have to leave after SIGTERM before they are killed
@@ -144,10 +145,6 @@ def rank_states(state_dir: Path) -> dict[int, dict]:
     return states
 
 
-# A rank that failed with one of these lost a peer: it failed because another rank ended first
-# (Gloo: "Connection closed by peer ... typically caused by a remote worker crashing"; NCCL:
-# "remote process exited"), so it is never the cause while another rank failed otherwise.
-PEER_LOST = ("closed by peer", "reset by peer", "broken pipe", "remote worker crash", "remote process exited")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ the moment the rank ends (PR_SET_PDEATHSIG), it records when, and how, from the 
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -49,6 +50,23 @@ def _redirect_output(path: Path) -> None:
     os.close(fd)
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+
+
+# A rank that failed with one of these lost a peer: it failed because another rank ended first
+# (Gloo: "Connection closed by peer ... typically caused by a remote worker crashing"; NCCL:
+# "remote process exited"), so it is never the cause while another rank failed otherwise.
+PEER_LOST = ("closed by peer", "reset by peer", "broken pipe", "remote worker crash", "remote process exited")
+# written in the state folder by a rank that failed of the script's own error (an exception, an
+# exit code): torchrun restarts a job's processes after any failure (--max-restarts), and a
+# restarted process that finds it ends at once, so that such an error fails the job without
+# running it again (a signal, an out-of-memory kill, a lost peer: those are restarted)
+SCRIPT_FAILED = "script-failed"
+
+
+def _script_failed(state_dir: str, reason: str) -> None:
+    if state_dir and not any(p in reason.lower() for p in PEER_LOST):
+        with contextlib.suppress(OSError):
+            (Path(state_dir) / SCRIPT_FAILED).write_text(reason)
 
 
 class _State:
@@ -121,7 +139,13 @@ def main() -> None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
         _redirect_output(Path(log_dir) / layout.driver_log(rank))
     worker = env.get("DESIGNER_WORKER") or socket.gethostname()
-    state = _State(env.get("DESIGNER_RANK_STATE_DIR", ""), rank,
+    state_dir = env.get("DESIGNER_RANK_STATE_DIR", "")
+    failed = Path(state_dir) / SCRIPT_FAILED if state_dir else None
+    if failed is not None and failed.is_file():  # restarted after an error of the script: not run again
+        print(f"not restarted: a process of this job failed of an error of the script "
+              f"({failed.read_text(errors='replace')[:300]})", flush=True)
+        os._exit(1)
+    state = _State(state_dir, rank,
                    {"rank": rank, "node_rank": int(env["NODE_RANK"]), "local_rank": int(env.get("LOCAL_RANK", "0")),
                     "node_index": int(env.get("DESIGNER_NODE_INDEX", "0")), "worker": worker, "pid": os.getpid()})
     _start_watcher(state)
@@ -139,10 +163,12 @@ def main() -> None:
         if e.code not in (None, 0):
             code = e.code if isinstance(e.code, int) else 1  # sys.exit("text") prints the text and exits 1
             state.write(failed_at=time.time(), reason=f"exited with code {code}")
+            _script_failed(state_dir, f"rank {rank} exited with code {code}")
         raise
     except BaseException as e:
         traceback.print_exc()
         state.write(failed_at=time.time(), reason=f"{type(e).__name__}: {e}")
+        _script_failed(state_dir, f"rank {rank}: {type(e).__name__}: {e}")
         sys.stdout.flush()
         sys.exit(1)
 
