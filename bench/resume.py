@@ -161,26 +161,26 @@ def child(what: str, work: Path, node: Path | None = None, minutes: float = 0, a
     from designer.engine import executor
     from modules.train_pytorch_model import TrainPyTorchModel
     from sdk.formats.meta import artifact
-    from training import train
+    from training import checkpoint
 
     torch.set_num_threads(THREADS)
-    inner = train._Run._save
+    inner = checkpoint.save
 
-    def said(self, *args, **kwargs):  # each save timed, for the parent
+    def said(run, *args, **kwargs):  # each save timed, for the parent
         began = time.perf_counter()
-        inner(self, *args, **kwargs)
+        inner(run, *args, **kwargs)
         with (node.parent / f"saves-{node.name}.txt").open("a") as f:
             f.write(f"{time.perf_counter() - began}\n")
 
-    train._Run._save = said
-    loaded = train._Run.resume
+    checkpoint.save = said
+    loaded = checkpoint.resume
 
-    def noted(self, path):  # when this attempt has its checkpoint (the parent measures a restart with it)
-        loaded(self, path)
+    def noted(run, path):  # when this attempt has its checkpoint (the parent measures a restart with it)
+        loaded(run, path)
         with (work / "resumed.txt").open("a") as f:
             f.write(f"{time.time()}\n")
 
-    train._Run.resume = noted
+    checkpoint.resume = noted
     assert node is not None
     inputs = {"untrained_model": artifact(work / "resnet" / "untrained_model"),
               "training_dataset": artifact(work / "train"), "validation_dataset": artifact(work / "val")}

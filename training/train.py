@@ -30,10 +30,10 @@ from sdk.formats import image_directory, metrics
 from sdk.formats import model as model_format
 from sdk.formats.meta import artifact
 from sdk.formats.transformation import INFERENCE, RecipeError, inference_recipe
-from training import devices, finetune, loading, models
+from training import checkpoint, devices, finetune, loading, models
 from training import distributed as dist_utils
 from training.data import IMAGENET_NORMALIZE
-from training.recipe import BestEpoch, drop_last, lr_factor, rng_state, set_rng_state, set_seed
+from training.recipe import BestEpoch, drop_last, lr_factor, set_seed
 from training.reporting import EpochSums, Reporter, report_epoch
 from training.transforms import build_transform
 
@@ -41,7 +41,6 @@ __all__ = ["main", "get_args_parser", "load_data", "train_one_epoch", "evaluate"
            "set_seed", "Reporter", "TrainingDivergedError"]
 
 CHECKPOINT = "checkpoint.pth"
-CHECKPOINT_CHECK_STEPS = 10  # distributed: how often rank 0 says whether a checkpoint is due (one small broadcast)
 
 
 class TrainingDivergedError(ModuleError):
@@ -257,93 +256,15 @@ class _Run:
         self.last_saved = time.monotonic()
         self.in_epoch: dict | None = None  # the middle of an epoch that a resumed training goes on from
 
-    def resume(self, path) -> None:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-        self.model_without_ddp.load_state_dict(checkpoint["model"])
-        self.optimizer.load_state_dict(checkpoint["optimizer"])
-        if checkpoint.get("scaler"):
-            self.scaler.load_state_dict(checkpoint["scaler"])
-        self.lr_scheduler.load_state_dict(checkpoint["lr_scheduler"])
-        self.keeper.__dict__.update(checkpoint["best"])
-        self.history = checkpoint["history"]
-        self.start_epoch = checkpoint["epoch"] + 1
-        self.stopped = bool(checkpoint.get("stopped"))
-        in_epoch = checkpoint.get("in_epoch")
-        if in_epoch is not None:  # saved in the middle of epoch start_epoch: it goes on from that step
-            self.in_epoch = {**in_epoch, "epoch_rng": in_epoch["epoch_rng"].get(self.args.rank),
-                             "rng": in_epoch["rng"].get(self.args.rank)}
-            self.reporter.log(f"resumed from {path} at step {in_epoch['step']} of epoch {in_epoch['epoch']}")
-            return
-        # this process's generators as they were, with the sampler's, so that the next epoch draws
-        # the same order and augmentations as it would have
-        rng = checkpoint.get("rng", {}).get(self.args.rank)
-        if rng is not None:
-            self._set_rng_state(rng)
-        self.reporter.log(f"resumed from {path} after epoch {checkpoint['epoch']}")
-
-    def _rng_state(self) -> dict:
-        """This process's generators, the training sampler's own with them (one process: its
-        order; DistributedSampler's follows the seed and the epoch)."""
-        generator = getattr(self.train_sampler, "generator", None)
-        return {**rng_state(), "sampler": generator.get_state() if generator is not None else None}
-
-    def _set_rng_state(self, state: dict) -> None:
-        set_rng_state(state)
-        if state.get("sampler") is not None:
-            self.train_sampler.generator.set_state(state["sampler"])
-
-    def _save(self, epoch_done: int, stopped: bool = False, in_epoch: dict | None = None) -> None:
-        """The checkpoint (atomic: a temporary file renamed): after `epoch_done` whole epochs, and
-        `in_epoch` {epoch, step, sums, epoch_rng} when it is taken in the middle of the next."""
-        rng = dist_utils.gather_object(self._rng_state())  # every rank's, on rank 0 (every rank calls it)
-        if in_epoch is not None:
-            in_epoch = {**in_epoch, "rng": dict(enumerate(rng)),
-                        "epoch_rng": dict(enumerate(dist_utils.gather_object(in_epoch["epoch_rng"])))}
-        if self.checkpoint_path is None:
-            return
-        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-        dist_utils.save_on_master({"model": self.model_without_ddp.state_dict(),
-                                   "optimizer": self.optimizer.state_dict(),
-                                   "lr_scheduler": self.lr_scheduler.state_dict(), "epoch": epoch_done,
-                                   "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
-                                   "args": vars(self.args), "best": vars(self.keeper), "history": self.history,
-                                   "stopped": stopped, "rng": dict(enumerate(rng)) if rng else {},
-                                   "in_epoch": in_epoch}, self.checkpoint_path)
-        self.last_saved = time.monotonic()
-
-    def _loader_from(self, epoch: int):
-        """(the training loader of `epoch`, (steps done, their sums) when a checkpoint in its middle
-        is resumed, the generators as the epoch began). Resumed: the epoch's order drawn as it was,
-        the steps done skipped without reading their images, then the generators as they were at that step."""
-        resumed = self.in_epoch if self.in_epoch is not None and self.in_epoch["epoch"] == epoch else None
-        self.in_epoch = None
-        if resumed is None:
-            return self.train_loader, None, self._rng_state()  # (before the loader draws the epoch's order)
-        self._set_rng_state(resumed["epoch_rng"])
-        skip = resumed["step"] * self.args.batch_size
-        sampler = loading.Skipping(self.train_sampler, skip, lambda: self._set_rng_state(resumed["rng"]))
-        loader = loading.loader(self.train_set, self.args, self.device, sampler=sampler,
-                                drop_last=drop_last(len(self.train_sampler), self.args.batch_size))
-        sums = EpochSums(self.device)
-        sums.load(resumed["sums"])
-        return loader, (resumed["step"], sums), resumed["epoch_rng"]
-
     def epoch(self, epoch: int) -> bool:
         """Train and validate one epoch; True when early stopping says to stop."""
         args = self.args
         if args.distributed:
             self.train_sampler.set_epoch(epoch)
-        loader, resumed, epoch_rng = self._loader_from(epoch)
-
-        def after_step(step: int, sums: EpochSums) -> None:
-            due = self.interval > 0 and step < len(self.train_loader) and time.monotonic() - self.last_saved >= self.interval
-            if args.distributed:  # rank 0's clock decides, every few steps (one small broadcast)
-                due = step % CHECKPOINT_CHECK_STEPS == 0 and dist_utils.broadcast_flag(due, self.device)
-            if due:
-                self._save(epoch - 1, in_epoch={"epoch": epoch, "step": step, "sums": sums.state(), "epoch_rng": epoch_rng})
-
+        loader, resumed, epoch_rng = checkpoint.loader_from(self, epoch)
         figures = train_one_epoch(self.model, self.criterion, self.optimizer, loader, self.device, epoch,
-                                  args, self.lr_scheduler, self.reporter, self.scaler, resumed, after_step)
+                                  args, self.lr_scheduler, self.reporter, self.scaler, resumed,
+                                  checkpoint.when_due(self, epoch, epoch_rng))
         # the model that is kept is rank 0's: its batch-norm statistics on every rank (each rank
         # updated them with its own last batch), so that every shard is scored by that one model
         dist_utils.broadcast_buffers(self.model_without_ddp)
@@ -352,7 +273,7 @@ class _Run:
         report_epoch(self.reporter, epoch, args.epochs, figures)
         self.history.append({"epoch": epoch, **figures})
         stop = self.keeper.update(epoch, figures["validation_loss"], self.model_without_ddp)
-        self._save(epoch, stopped=stop)
+        checkpoint.save(self, epoch, stopped=stop)
         return stop
 
     def summary(self) -> dict:
@@ -404,7 +325,7 @@ def _train(args, reporter: Reporter, output_dir: Path) -> dict:
     resume = args.resume or (str(run.checkpoint_path) if args.auto_resume and run.checkpoint_path is not None
                              and run.checkpoint_path.is_file() else "")
     if resume:  # (auto: the processes restarted after one of them died, torchrun's elastic restart)
-        run.resume(resume)
+        checkpoint.resume(run, resume)
     for epoch in range(run.start_epoch, args.epochs + 1 if not run.stopped else run.start_epoch):
         if run.epoch(epoch) and epoch < args.epochs:
             reporter.log(f"early stopping: the validation loss has not improved for {args.patience} epoch(s) "

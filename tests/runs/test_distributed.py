@@ -60,9 +60,10 @@ def workers(two_workers, transactional_db):
     return registered(two_workers)
 
 
-def toy(nodes=1, processes=1, **params):
+def toy(nodes=1, processes=1, max_retries=None, **params):
     n = node("toy", "toy_distributed", **params)
-    n["run_settings"] = {"node_count": nodes, "process_count_per_node": processes}
+    n["run_settings"] = {"node_count": nodes, "process_count_per_node": processes,
+                         **({} if max_retries is None else {"max_retries": max_retries})}
     return pipeline([n], [])
 
 
@@ -235,6 +236,9 @@ def test_one_rank_raising_stops_every_rank_and_the_node_shows_its_traceback(work
     assert "Toy distributed: rank 1 (node " in nr.error and "failed (ToyFailure: rank 1 fails at step 20" in nr.error
     assert "The last lines of 70_driver_log_1.txt:\nTraceback" in nr.error or "Traceback (most recent call last)" in nr.error
     assert nr.error.rstrip().endswith("ToyFailure: rank 1 fails at step 20, as asked")
+    # an error of the script is not restarted (Max retries is 2): the restarted processes end at once
+    assert "not restarted: a process of this job failed of an error of the script" in \
+        (logs_of(run) / "70_driver_log_1.txt").read_text()
     failed_at = nr.finished_at
     rank1 = (logs_of(run) / "70_driver_log_1.txt")
     assert (failed_at.timestamp() - rank1.stat().st_mtime) < 30  # the node failed within seconds of the rank
@@ -243,8 +247,9 @@ def test_one_rank_raising_stops_every_rank_and_the_node_shows_its_traceback(work
 
 @pytest.mark.parametrize("layout", [pytest.param((2, 1), marks=pytest.mark.production), (1, 2)], ids=["2x1", "1x2"])
 def test_a_rank_killed_is_named_with_its_signal_not_the_rank_that_lost_its_connection(workers, users, layout):
-    """Issue 10: the node blamed rank 0 ("connection closed by peer"); rank 1 was killed first."""
-    run = runs.submit(users["owner"], toy(*layout, steps=100000, step_seconds=0.05))
+    """Issue 10: the node blamed rank 0 ("connection closed by peer"); rank 1 was killed first.
+    With Max retries 0: a killed rank otherwise restarts the job's processes (tests/training/test_resume.py)."""
+    run = runs.submit(users["owner"], toy(*layout, max_retries=0, steps=100000, step_seconds=0.05))
     log = logs_of(run) / "70_driver_log_1.txt"
     deadline = time.monotonic() + 60
     while "step 3: sum 2" not in (log.read_text() if log.exists() else ""):  # past the rendezvous, all-reducing
