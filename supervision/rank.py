@@ -134,17 +134,18 @@ def main() -> None:
     rank = int(env.get("NODE_RANK", "0") if per_node else env.get("RANK", "0"))
     # torchrun calls the node's rank GROUP_RANK; the designer's reference says NODE_RANK
     env.setdefault("NODE_RANK", env.get("GROUP_RANK", "0"))
+    state_dir = env.get("DESIGNER_RANK_STATE_DIR", "")
+    failed = Path(state_dir) / SCRIPT_FAILED if state_dir else None
+    if failed is not None and failed.is_file():  # restarted after an error of the script: not run again
+        # (said in torchrun's output, the launchers' log: the rank's own log ends with its error)
+        print(f"rank {rank}: not restarted: a process of this job failed of an error of the script "
+              f"({failed.read_text(errors='replace')[:300]})", flush=True)
+        os._exit(1)
     log_dir = env.get("DESIGNER_RANK_LOG_DIR")
     if log_dir:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
         _redirect_output(Path(log_dir) / layout.driver_log(rank))
     worker = env.get("DESIGNER_WORKER") or socket.gethostname()
-    state_dir = env.get("DESIGNER_RANK_STATE_DIR", "")
-    failed = Path(state_dir) / SCRIPT_FAILED if state_dir else None
-    if failed is not None and failed.is_file():  # restarted after an error of the script: not run again
-        print(f"not restarted: a process of this job failed of an error of the script "
-              f"({failed.read_text(errors='replace')[:300]})", flush=True)
-        os._exit(1)
     state = _State(state_dir, rank,
                    {"rank": rank, "node_rank": int(env["NODE_RANK"]), "local_rank": int(env.get("LOCAL_RANK", "0")),
                     "node_index": int(env.get("DESIGNER_NODE_INDEX", "0")), "worker": worker, "pid": os.getpid()})

@@ -121,7 +121,8 @@ class ToyDistributed(Module):
         out = ctx.output_dir("out")
         argv = ["--out", str(out), "--steps", str(ctx.params["steps"]), "--step-seconds", str(ctx.params["step_seconds"]),
                 "--fail-rank", str(ctx.params["fail_rank"]), "--fail-at", str(ctx.params["fail_at_step"])]
-        ctx.launch_distributed(DistributedJob("tests.toy_rank", argv, metrics_file=out / "metrics.jsonl"))
+        ctx.launch_distributed(DistributedJob("tests.toy_rank", argv, metrics_file=out / "metrics.jsonl",
+                                              max_restarts=ctx.run_settings["max_retries"]))
         ctx.log(f"world size {(out / 'world.txt').read_text()}")
 
 
