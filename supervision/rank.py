@@ -136,7 +136,8 @@ def main() -> None:
     env.setdefault("NODE_RANK", env.get("GROUP_RANK", "0"))
     state_dir = env.get("DESIGNER_RANK_STATE_DIR", "")
     failed = Path(state_dir) / SCRIPT_FAILED if state_dir else None
-    if failed is not None and failed.is_file():  # restarted after an error of the script: not run again
+    restarted = int(env.get("TORCHELASTIC_RESTART_COUNT", "0") or 0) > 0  # (torchrun's count of its restarts)
+    if restarted and failed is not None and failed.is_file():  # after an error of the script: not run again
         # (said in torchrun's output, the launchers' log: the rank's own log ends with its error)
         print(f"rank {rank}: not restarted: a process of this job failed of an error of the script "
               f"({failed.read_text(errors='replace')[:300]})", flush=True)
