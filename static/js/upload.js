@@ -51,7 +51,8 @@ export function uploadForm(form, added) {
       added(r.data);
       form.reset();
       mark(r.data.id);
-      say(`Uploaded ${r.data.name} (dataset ${r.data.id}): first in My datasets, marked; drag it onto the canvas.`);
+      const which = r.data.version > 1 ? ` version ${r.data.version}` : '';
+      say(`Uploaded ${r.data.name}${which} (dataset ${r.data.id}): first in My datasets, marked; drag it onto the canvas.`);
       return;
     }
     bar.hidden = true;
