@@ -151,3 +151,82 @@ def test_a_tar_archives_classes_are_counted_past_a_wrapping_folder_and_hidden_fi
     # not an image after all: the preview says so, it does not fail
     r = owner_client.get(f"/data/versions/{ds['id']}/preview/0")
     assert r.status_code == 404 and "is not a readable image" in r.content.decode()
+
+
+@pytest.mark.production
+@pytest.mark.django_db(transaction=True)
+def test_datasets_of_one_name_stored_before_the_rule_are_renamed_by_the_migration(users):
+    """An installation that has two 'digits' of one user (uploaded before names were checked)
+    migrates: the later one becomes 'digits 2' ('digits 3' when 'digits 2' is taken), another
+    user's 'digits' stays, and no dataset is lost."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("pipelines", "0010_api_tokens")], [("pipelines", "0011_one_dataset_name_per_owner")]
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes()
+    sequences = _sqlite_sequences(connection)
+    try:
+        executor.migrate(before)
+        old = executor.loader.project_state(before).apps.get_model("pipelines", "Dataset")
+        owner, stranger = users["owner"].id, users["stranger"].id
+        made = [old.objects.create(owner_id=o, name=name, file=f"datasets/{o}/{i}.zip").id
+                for i, (o, name) in enumerate([(owner, "digits"), (owner, "digits"), (owner, "digits 2"), (owner, "digits"), (stranger, "digits")])]
+        MigrationExecutor(connection).migrate(after)
+        names = dict(Dataset.objects.values_list("id", "name"))
+        assert [names[i] for i in made] == ["digits", "digits 3", "digits 2", "digits 4", "digits"]
+    finally:  # the later migrations again: the tests after this one (and their workers) use every column
+        MigrationExecutor(connection).migrate(latest)
+        _restore_sqlite_sequences(connection, sequences)
+    assert "weights" in {c.name for c in connection.introspection.get_table_description(connection.cursor(), "pipelines_worker")}
+
+
+def _sqlite_sequences(connection) -> list:
+    """SQLite's AUTOINCREMENT counters: a migration that remakes a table (pipelines_run) starts
+    its ids at 1 again, and a later test's run would then write into the folder an earlier run
+    of the same id left in the shared ARTIFACT_ROOT. (PostgreSQL keeps its sequences.)"""
+    if connection.vendor != "sqlite":
+        return []
+    with connection.cursor() as c:
+        c.execute("SELECT name, seq FROM sqlite_sequence")
+        return c.fetchall()
+
+
+def _restore_sqlite_sequences(connection, sequences) -> None:
+    with connection.cursor() as c:
+        for name, seq in sequences:
+            c.execute("UPDATE sqlite_sequence SET seq = MAX(seq, %s) WHERE name = %s", [seq, name])
+            c.execute("INSERT INTO sqlite_sequence (name, seq) SELECT %s, %s WHERE NOT EXISTS "
+                      "(SELECT 1 FROM sqlite_sequence WHERE name = %s)", [name, seq, name])
+
+
+@pytest.mark.production
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_makes_every_kept_dataset_version_1_and_records_the_runs_that_used_one(users):
+    """Upgraded from before versions: each dataset is version 1 of its name, and a kept run whose
+    Dataset node read one of its owner's datasets is that version's lineage (so it is kept while the
+    run is); an id of another user's dataset, or of none, records nothing."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("pipelines", "0021_jobs")], [("pipelines", "0022_dataset_versions")]
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes()
+    sequences = _sqlite_sequences(connection)
+    try:
+        executor.migrate(before)
+        old = executor.loader.project_state(before).apps
+        OldDataset, OldRun = old.get_model("pipelines", "Dataset"), old.get_model("pipelines", "Run")
+        owner, stranger = users["owner"].id, users["stranger"].id
+        mine = OldDataset.objects.create(owner_id=owner, name="digits", file=f"datasets/{owner}/a/digits.zip").id
+        theirs = OldDataset.objects.create(owner_id=stranger, name="digits", file=f"datasets/{stranger}/b/digits.zip").id
+        doc = {"nodes": [{"id": "a", "kind": "dataset", "parameters": {"dataset": mine}},
+                         {"id": "b", "kind": "dataset", "parameters": {"dataset": theirs}},
+                         {"id": "c", "kind": "dataset", "parameters": {"dataset": 99999}}], "links": []}
+        run = OldRun.objects.create(owner_id=owner, name="old run", snapshot=doc).id
+        MigrationExecutor(connection).migrate(after)
+        assert sorted(Dataset.objects.values_list("id", "version")) == [(mine, 1), (theirs, 1)]
+        assert list(DatasetUse.objects.values_list("run_id", "dataset_id", "node_id")) == [(run, mine, "a")]
+    finally:
+        MigrationExecutor(connection).migrate(latest)
+        _restore_sqlite_sequences(connection, sequences)

@@ -111,6 +111,8 @@ def accepted_upload(request):
 def dataset_list(request):
     if request.method == "GET":
         name = request.GET.get("name")
+        if name is not None and "\x00" in name:  # PostgreSQL's text cannot hold it (a 500 otherwise)
+            raise BadRequest("`name` holds a NUL character (\\x00): no dataset is named so")
         return JsonResponse({"datasets": listed(request.user, name),
                              "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES})
     uploaded, name = accepted_upload(request)

@@ -95,13 +95,15 @@ def versions_of(owner, name: str) -> list[Dataset]:
     return list(Dataset.objects.filter(owner=owner, name=name).order_by("-version"))
 
 
-PINNED = re.compile(r"^(?P<name>.+):(?P<version>[0-9]+)$")
+PINNED = re.compile(r"^(?P<name>.+):(?P<version>[0-9]{1,9})$")  # (a longer number is no version the database holds)
 
 
 def by_reference(owner, text: str) -> tuple[Dataset | None, str]:
     """(the dataset, "") that `text` names among `owner`'s: a name (its latest version), or
     "name:N" (version N); else (None, why). A name that holds ":N" itself is read as a name first."""
     text = text.strip()
+    if "\x00" in text:  # PostgreSQL's text cannot hold it: no dataset is named so
+        return None, "a dataset's name holds no NUL character (\\x00)"
     found = latest(owner, text)
     if found is not None:
         return found, ""
