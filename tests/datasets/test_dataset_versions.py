@@ -63,6 +63,8 @@ def test_a_name_follows_the_latest_version_an_id_or_name_and_version_pins_one_an
         used[value] = next(n for n in run.snapshot["nodes"] if n["id"] == "data")["parameters"]["dataset"]
         assert list(DatasetUse.objects.filter(run=run).values_list("dataset_id", "node_id")) == [(used[value], "data")]
     assert used == {"digits": v2, "digits:1": v1, v1: v1, v2: v2}
+    # the run's API object says which version each Dataset node read
+    assert owner_client.get(f"/api/runs/{run.id}").json()["datasets"] == [{"node": "data", "id": v2, "name": "digits", "version": 2}]
     # the API's validate says what a wrong version is, and which there are
     doc = pets_pipeline("digits:3")
     answer = owner_client.post("/api/validate", doc, content_type="application/json").json()
