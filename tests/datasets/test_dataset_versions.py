@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from designer.pipelines.authoring import drafts
-from designer.pipelines.models import Dataset, DatasetUse, ModelVersion, RegisteredModel
+from designer.pipelines.models import Dataset, DatasetName, DatasetUse, ModelVersion, RegisteredModel
 from designer.pipelines.runs import service as runs
 from tests.datasets.test_datasets_api import image_zip, pets_pipeline, upload
 
@@ -29,6 +29,9 @@ def test_the_same_name_again_is_its_next_version_and_both_are_listed(owner_clien
     listed = owner_client.get("/api/datasets", {"name": "digits"}).json()["datasets"]
     assert [(d["version"], d["latest"]) for d in listed] == [(2, True), (1, False)]
     assert owner_client.get(f"/api/datasets/{first['id']}").json()["latest"] is False
+    # a deleted version's number is never given again: "digits:2" names one archive for good
+    assert owner_client.delete(f"/api/datasets/{second['id']}").status_code == 204
+    assert upload(owner_client, image_zip(), "digits.zip", name="digits").json()["version"] == 3
     # without a name, the file's name is the dataset's
     assert upload(owner_client, image_zip(), "pets.zip").json()["version"] == 1
     assert upload(owner_client, image_zip(), "pets.zip", name="  ").json()["version"] == 2
@@ -228,6 +231,8 @@ def test_the_migration_makes_every_kept_dataset_version_1_and_records_the_runs_t
         run = OldRun.objects.create(owner_id=owner, name="old run", snapshot=doc).id
         MigrationExecutor(connection).migrate(after)
         assert sorted(Dataset.objects.values_list("id", "version")) == [(mine, 1), (theirs, 1)]
+        names = sorted(DatasetName.objects.values_list("owner_id", "name", "last_version"))
+        assert names == sorted([(owner, "digits", 1), (stranger, "digits", 1)])
         assert list(DatasetUse.objects.values_list("run_id", "dataset_id", "node_id")) == [(run, mine, "a")]
     finally:
         MigrationExecutor(connection).migrate(latest)

@@ -38,7 +38,7 @@ from designer.engine import graph, paths
 from designer.engine.store import NotInStore, StoreError
 from designer.pipelines import artifact_store
 from designer.pipelines.datasets import contents, samples
-from designer.pipelines.models import Dataset, DatasetUse, ModelVersion, Run
+from designer.pipelines.models import Dataset, DatasetName, DatasetUse, ModelVersion, Run
 
 DATASET_KIND = "dataset"
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz")
@@ -123,26 +123,36 @@ def by_reference(owner, text: str) -> tuple[Dataset | None, str]:
 def store(owner, name: str, uploaded) -> Dataset:
     """Save an uploaded (Django) file as the next version of `owner`'s dataset `name` (version 1
     for a new name); call check_archive first. What the archive holds is read from its listing
-    here (contents.py). Two uploads of one name at the same moment: the database keeps one of
-    each number, and the second takes the next one."""
+    here (contents.py). The number comes from the name's DatasetName, locked while it is given:
+    two uploads of one name at the same moment get two numbers, and a deleted version's number is
+    never given again."""
     ds = Dataset(owner=owner, name=name_of(name, uploaded.name), size=uploaded.size)
     uploaded.seek(0)
     ds.contents = contents.summarize(uploaded, uploaded.name)
     uploaded.seek(0)
     ds.file.save(paths.safe_filename(uploaded.name), uploaded, save=False)
-    for attempt in range(5):
-        top = Dataset.objects.filter(owner=owner, name=ds.name).aggregate(top=Max("version"))["top"]
-        ds.version = (top or 0) + 1
-        try:
-            with transaction.atomic():
-                ds.save()
-            return ds
-        except IntegrityError:
-            ds.pk = None
-            if not Dataset.objects.filter(owner=owner, name=ds.name, version=ds.version).exists() or attempt == 4:
-                ds.file.delete(save=False)  # not the version number: let the real error through
-                raise
-    raise AssertionError("unreachable")
+    try:
+        with transaction.atomic():
+            ds.version = _next_version(owner, ds.name)
+            ds.save()
+    except BaseException:
+        ds.file.delete(save=False)  # no record, no file
+        raise
+    return ds
+
+
+def _next_version(owner, name: str) -> int:
+    """The next version number of `owner`'s dataset `name`, taken (inside a transaction)."""
+    try:
+        with transaction.atomic():
+            entry, _ = DatasetName.objects.select_for_update().get_or_create(owner=owner, name=name)
+    except IntegrityError:  # another upload of a new name made it meanwhile
+        entry = DatasetName.objects.select_for_update().get(owner=owner, name=name)
+    # (a version stored without its DatasetName, by an admin or a test, still counts)
+    top = Dataset.objects.filter(owner=owner, name=name).aggregate(top=Max("version"))["top"] or 0
+    entry.last_version = max(entry.last_version, top) + 1
+    entry.save(update_fields=["last_version"])
+    return entry.last_version
 
 
 def record_uses(run: Run, doc: dict) -> None:

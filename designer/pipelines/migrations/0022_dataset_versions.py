@@ -1,10 +1,18 @@
 """Data assets: a dataset name has versions (each upload of a name is its next version; every
 dataset kept so far is version 1 of its name, names being unique until now), what each archive
-holds (filled at upload; {} for those kept before), and which version each run read. Runs made
+holds (filled at upload; {} for those kept before), the highest version each name was given (a
+deleted version's number is never given again), and which version each run read. Runs made
 before it are read once: a Dataset node whose `dataset` is one of the owner's kept datasets
 records that use, so that their lineage shows and the version is kept while they are."""
 import django.db.models.deletion
+from django.conf import settings
 from django.db import migrations, models
+
+
+def name_versions(apps, schema_editor):
+    Dataset, DatasetName = apps.get_model("pipelines", "Dataset"), apps.get_model("pipelines", "DatasetName")
+    DatasetName.objects.bulk_create(DatasetName(owner_id=owner, name=name, last_version=1)
+                                    for owner, name in Dataset.objects.values_list("owner_id", "name").distinct())
 
 
 def record_uses(apps, schema_editor):
@@ -34,6 +42,7 @@ def record_uses(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
         ("pipelines", "0021_jobs"),
     ]
 
@@ -58,5 +67,18 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(model_name="datasetuse", constraint=models.UniqueConstraint(
             fields=("run", "node_id"), name="one_dataset_use_per_node")),
+        migrations.CreateModel(
+            name="DatasetName",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("last_version", models.PositiveIntegerField(default=0)),
+                ("owner", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="dataset_names",
+                                            to=settings.AUTH_USER_MODEL)),
+            ],
+        ),
+        migrations.AddConstraint(model_name="datasetname", constraint=models.UniqueConstraint(
+            fields=("owner", "name"), name="one_version_count_per_dataset_name")),
+        migrations.RunPython(name_versions, migrations.RunPython.noop),
         migrations.RunPython(record_uses, migrations.RunPython.noop),
     ]

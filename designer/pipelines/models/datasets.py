@@ -51,6 +51,19 @@ class Dataset(models.Model):
         return self.file.name.rsplit("/", 1)[-1]
 
 
+class DatasetName(models.Model):
+    """The highest version number a user's dataset name was ever given: a deleted version's number
+    is never given again, so that "digits:3" in a pipeline file, a run or a lineage names one
+    archive for good (as a registered model's versions do)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="dataset_names")
+    name = models.CharField(max_length=200)
+    last_version = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="one_version_count_per_dataset_name")]
+
+
 class DatasetUse(models.Model):
     """A run's Dataset node read this version (recorded at submit). While the run is kept, the
     version cannot be deleted (RESTRICT: deleting the run, or the user, removes the record first)."""
