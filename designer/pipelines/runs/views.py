@@ -260,12 +260,13 @@ def _target_choice(current) -> dict:
 
 
 def _latest_versions(versions: list[Dataset]) -> list[dict]:
-    """Each name once, as its latest version: {id, name, version, size}, in the order given."""
-    seen: dict[str, dict] = {}
+    """Each name once, as its latest version: {id, name, version, size}, newest first."""
+    latest: dict[str, Dataset] = {}
     for d in versions:
-        if d.name not in seen or d.version > seen[d.name]["version"]:
-            seen[d.name] = {"id": d.id, "name": d.name, "version": d.version, "size": d.size}
-    return sorted(seen.values(), key=lambda d: [v.id for v in versions].index(d["id"]))
+        if d.name not in latest or d.version > latest[d.name].version:
+            latest[d.name] = d
+    return [{"id": d.id, "name": d.name, "version": d.version, "size": d.size}
+            for d in sorted(latest.values(), key=lambda d: (d.created_at, d.id), reverse=True)]
 
 
 def _named_versions(versions: list[Dataset]) -> list[dict]:
