@@ -1,9 +1,11 @@
 """Issue 42, item 3: the Data page, walked as a user coming from Azure ML studio would. The list
-shows each dataset once (version, versions, type, size, classes, created on and by); uploading
+shows each dataset once (version, versions, type, size, classes, created on and by) and refuses
+an archive over the upload limit before sending it; uploading
 its name again from the page makes version 2, whose page shows its class counts, a preview that
 loads, and its versions; version 1's lineage names the run that used it, and deleting version 1
 is refused, naming that run. Nothing runs past the window or over another box at 1440 or 1024 px."""
 import io
+import os
 import zipfile
 
 import pytest
@@ -16,6 +18,7 @@ from designer.pipelines.datasets import service as datasets
 from designer.pipelines.models import Dataset
 from designer.pipelines.runs import service as runs
 from tests.datasets.test_datasets_api import pets_pipeline
+from tests.e2e.conftest import UPLOAD_LIMIT_MB
 
 pytestmark = pytest.mark.browser
 
@@ -60,6 +63,19 @@ def test_the_data_page_story(page, users, tmp_path):
     assert row.locator("td").nth(7).inner_text() == "owner"
     fits(page)
     page.shot("data-list")
+
+    # an archive over the upload limit is refused before its bytes are sent
+    big = tmp_path / "huge.zip"
+    big.write_bytes(os.urandom((UPLOAD_LIMIT_MB + 1) * 2**20))
+    page.wait_for_selector("html[data-data-page-ready]")
+    page.set_input_files("#data-file", str(big))
+    assert page.get_attribute("#data-name", "placeholder") == "huge"
+    page.click("#data-upload-button")
+    assert page.inner_text("#data-upload-status.error") == (f"huge.zip is {UPLOAD_LIMIT_MB + 1}.0 MB: larger than the upload "
+                                                           f"limit of {UPLOAD_LIMIT_MB} MB. Nothing was uploaded.")
+    assert page.url.endswith("/data/") and Dataset.objects.count() == 1
+    fits(page)
+    page.shot("too-large")
 
     # the same name again, from the page: version 2, and its page
     archive = tmp_path / "pets.zip"

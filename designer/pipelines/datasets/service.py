@@ -81,6 +81,13 @@ def check_archive(fileobj, filename: str) -> None:
         raise NotAnArchive(f"{filename} is named like an archive but its content is not one ({supported})")
 
 
+def base_name(filename: str) -> str:
+    """An archive's name without its archive extension ("pets.tar.gz" -> "pets"), as the pages name an upload."""
+    safe = paths.safe_filename(filename)
+    suffix = next((s for s in sorted(ARCHIVE_SUFFIXES, key=len, reverse=True) if safe.lower().endswith(s)), "")
+    return safe[:len(safe) - len(suffix)] or safe
+
+
 def name_of(name: str, filename: str) -> str:
     """The name a dataset is stored under: the one given, else its file's (safe) name."""
     return (name or paths.safe_filename(filename))[:200]

@@ -56,7 +56,7 @@ def _upload(request):
     except BadRequest as e:
         messages.error(request, f"Not uploaded: {e}")
         return redirect("data")
-    ds = datasets.store(request.user, name, uploaded)
+    ds = datasets.store(request.user, name or datasets.base_name(uploaded.name), uploaded)  # as the palette names it
     messages.success(request, f"Uploaded {ds.name} version {ds.version}.")
     return redirect(page_url(ds.name, ds.version))
 
