@@ -77,7 +77,9 @@ def data_page(request, name):
     most = max(classes.values(), default=0)
     return render(request, "pipelines/dataset.html", {
         "name": name, "versions": versions, "shown": shown, "latest": versions[0], "kind": kind_of(shown.filename),
-        "contents": found, "classes": [{"name": k, "count": n, "share": n / most if most else 0} for k, n in classes.items()],
+        "contents": found,
+        # by name: PostgreSQL's jsonb keeps no order of keys
+        "classes": [{"name": k, "count": n, "share": n / most if most else 0} for k, n in sorted(classes.items())],
         "preview": [{"index": i, **p} for i, p in enumerate(found.get("preview") or [])],
         "used_by": used_by_json(shown), "page_url": page_url(name),
     })
