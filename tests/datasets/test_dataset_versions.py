@@ -128,6 +128,10 @@ def test_the_data_page_lists_each_dataset_once_and_its_page_shows_versions_class
     thumb = owner_client.get(f"/data/versions/{v2['id']}/preview/0")
     assert thumb.status_code == 200 and thumb["Content-Type"] == "image/png" and thumb.content[:4] == b"\x89PNG"
     assert owner_client.get(f"/data/versions/{v2['id']}/preview/99").status_code == 404
+    # a name with a slash has its page too (the API says where)
+    odd = upload(owner_client, image_zip(), "x.zip", name="team/pets 100%").json()
+    assert odd["page_url"] == "/data/team%2Fpets%20100%25/?version=1"
+    assert ">team/pets 100%<" in owner_client.get(odd["page_url"]).content.decode()
     # the page's upload adds version 3; a stranger sees none of it
     r = owner_client.post("/data/", {"file": SimpleUploadedFile("digits.zip", image_zip()), "name": "digits"})
     assert r.status_code == 302 and r["Location"] == "/data/digits/?version=3"
