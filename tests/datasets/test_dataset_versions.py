@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from designer.pipelines.authoring import drafts
-from designer.pipelines.models import Dataset, DatasetName, DatasetUse, ModelVersion, RegisteredModel
+from designer.pipelines.models import Dataset, DatasetName, DatasetUse, ModelVersion, RegisteredModel, Run
 from designer.pipelines.runs import service as runs
 from tests.datasets.test_datasets_api import image_zip, pets_pipeline, upload
 
@@ -98,7 +98,10 @@ def test_a_version_a_run_used_is_not_deleted_and_the_refusal_names_the_run(owner
                                  "delete them first.", "runs": [run.id], "models": []}
     detail = owner_client.get(f"/api/datasets/{v1}").json()
     assert [(u["id"], u["node"]) for u in detail["used_by"]["runs"]] == [(run.id, "data")]
-    run.delete()  # the run gone, nothing depends on it any more
+    Run.objects.filter(pk=run.pk).update(status="completed")
+    assert owner_client.delete(f"/api/runs/{run.id}").status_code == 200  # hidden at once, its row kept until its files go
+    assert Run.everything.filter(pk=run.pk).exists()
+    assert owner_client.get(f"/api/datasets/{v1}").json()["used_by"]["runs"] == []
     assert owner_client.delete(f"/api/datasets/{v1}").status_code == 204
 
 

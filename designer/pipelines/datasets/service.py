@@ -173,8 +173,10 @@ def record_uses(run: Run, doc: dict) -> None:
 
 
 def runs_with_nodes(ds: Dataset) -> list[tuple[Run, str]]:
-    """(run, its Dataset node) for each node of a run that read this version, newest run first."""
-    uses = DatasetUse.objects.filter(dataset=ds).select_related("run", "run__pipeline").order_by("-run_id", "node_id")
+    """(run, its Dataset node) for each node of a run that read this version, newest run first;
+    a deleted run (hidden until its files go, runs/retention.py) no longer counts."""
+    uses = (DatasetUse.objects.filter(dataset=ds, run__deleted_at__isnull=True).select_related("run", "run__pipeline")
+            .order_by("-run_id", "node_id"))
     return [(u.run, u.node_id) for u in uses]
 
 
@@ -228,6 +230,7 @@ def delete(ds: Dataset) -> None:
     runs, models = runs_using(ds), models_using(ds)
     if runs or models:
         raise InUse(ds, runs, models)
+    DatasetUse.objects.filter(dataset=ds).delete()  # those of deleted runs, whose rows wait for their files to go
     try:
         paths.dataset_file("/", ds.owner_id, ds.file.name)
         ours = True
