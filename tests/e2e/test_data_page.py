@@ -97,15 +97,19 @@ def test_the_data_page_story(page, users, tmp_path):
     fits(page)
     page.shot("version-2")
 
-    # version 1: the run that used it, and a delete that is refused, naming it
+    # version 1: the run that used it, and a delete (asked once more) that is refused, naming it
     page.select_option("#version-select", "1")
     page.click("#show-version")
     page.wait_for_url("**/data/pets/?version=1")
+    page.wait_for_selector("html[data-data-page-ready]")
     cells = page.locator("#lineage-runs tbody tr td").all_inner_texts()
     assert len(cells) == 4 and [cells[0], cells[1], cells[3]] == [str(run.id), "first try", "data"]
     assert page.get_attribute("#lineage-runs a", "href") == f"/pipelines/{p.id}/?run={run.id}"
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.accept()))
     page.click("#delete-version")
     page.wait_for_selector(".messages li.error")
+    assert asked == ["Delete version 1 of pets and its archive? This cannot be undone."]
     assert page.inner_text(".messages li.error") == (f"Dataset 'pets' version 1 is not deleted: 1 run(s) used it "
                                                      f"(run {run.id} 'first try'): delete them first.")
     assert Dataset.objects.filter(pk=v1.pk).exists()
