@@ -41,6 +41,7 @@ from designer.engine import jsontext
 logger = logging.getLogger(__name__)
 
 DATASET_UPLOAD_PATH = "/api/datasets"
+DATA_PAGE_PATH = "/data/"  # the Data page's upload form
 COMPONENT_UPLOAD_PATH = "/api/components"
 MULTIPART_SLACK = 64 * 1024  # form boundaries and headers around an uploaded file
 LINGER_SECONDS = 2.0
@@ -59,7 +60,7 @@ def declared_length(request) -> int:
 
 def body_limit(path: str) -> tuple[int, int, str, str]:
     """(bytes a body sent to `path` may have, the limit as the user knows it, its setting, what it is)."""
-    if path == DATASET_UPLOAD_PATH or path.startswith("/admin/"):  # the admin may upload a dataset too
+    if path in (DATASET_UPLOAD_PATH, DATA_PAGE_PATH) or path.startswith("/admin/"):  # the admin may upload a dataset too
         limit = settings.DATASET_MAX_UPLOAD_BYTES
         return limit + MULTIPART_SLACK, limit, "DATASET_MAX_UPLOAD_MB", "the upload"
     if path == COMPONENT_UPLOAD_PATH:  # an archive, or a folder's files (each with its part's headers and path)

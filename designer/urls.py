@@ -8,6 +8,7 @@ from designer.pipelines.accounts import api as tokens_api
 from designer.pipelines.accounts import views as token_views
 from designer.pipelines.catalogue import component_views, components_api
 from designer.pipelines.datasets import api as datasets_api
+from designer.pipelines.datasets import views as data_views
 from designer.pipelines.endpoints import api as endpoints_api
 from designer.pipelines.endpoints import views as endpoint_views
 from designer.pipelines.jobs import views as job_views
@@ -81,6 +82,10 @@ urlpatterns = [
     path("runs/compare", sweep_views.compare_page, name="compare_runs"),
     path("runs/delete", views.runs_delete, name="runs_delete"),
     path("runs/<int:pk>/open", views.run_open, name="run_open"),
+    path("data/", data_views.data_list, name="data"),
+    path("data/versions/<int:pk>/delete", data_views.version_delete, name="dataset_version_delete"),
+    path("data/versions/<int:pk>/preview/<int:index>", data_views.version_preview, name="dataset_version_preview"),
+    path("data/<path:name>/", data_views.data_page, name="dataset"),
     path("models/", registry_views.model_list, name="models"),
     path("models/<str:name>/", registry_views.model_page, name="model"),
     path("endpoints/", endpoint_views.endpoint_list, name="endpoints"),

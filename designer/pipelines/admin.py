@@ -84,7 +84,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ("name", "owner", "size", "created_at")
+    list_display = ("name", "version", "owner", "size", "created_at")
     list_filter = ("owner",)
     search_fields = ("name",)
 

@@ -20,9 +20,13 @@ function say(text, bad = false) {
 }
 
 const link = (href, text, attrs = {}) => (href ? h('a', { href, ...attrs }, text) : h('span', attrs, text));
-/** The datasets of a lineage, each a link to its archive while it exists ("digits, pets"). urls: {id: url}. */
+/** The datasets of a lineage, each a link to its archive while it exists ("digits v2, pets v1": the
+ * version the run read, where the lineage says). urls: {id: url}. */
 const names = (list, urls = {}) => (list && list.length
-  ? list.flatMap((d, i) => [i ? ', ' : null, urls[d.id] ? h('a', { href: urls[d.id], class: 'dataset-link' }, d.name) : `${d.name} (deleted)`])
+  ? list.flatMap((d, i) => {
+    const name = d.version ? `${d.name} v${d.version}` : d.name;
+    return [i ? ', ' : null, urls[d.id] ? h('a', { href: urls[d.id], class: 'dataset-link' }, name) : `${name} (deleted)`];
+  })
   : '—');
 
 /** The module that fed its training: "ResNet (resnet18)", or a registered model and its version. */

@@ -35,8 +35,15 @@ export function palette(canvas, catalogue, addAtCentre) {
   $$('.palette-item').forEach(entry);
   $('#palette-search').addEventListener('input', (e) => search(catalogue.modules, e.target.value));
   uploadForm($('#upload-form'), (data) => {
-    catalogue.datasets.set(data.id, data);
-    const b = h('button', { type: 'button', class: 'palette-item', 'data-kind': 'dataset', 'data-dataset': data.id, title: `Dataset ${data.id}: ${data.name}` }, data.name);
+    // the canvas names a version "digits v2" once its name has several, and a name kept to follow its latest
+    for (const [key, d] of catalogue.datasets) {
+      if (d.base === data.name && d.version && !/ v\d+$/.test(d.name)) catalogue.datasets.set(key, { ...d, name: `${d.base} v${d.version}` });
+    }
+    catalogue.datasets.set(data.id, { ...data, base: data.name, name: data.version > 1 ? `${data.name} v${data.version}` : data.name });
+    catalogue.datasets.set(data.name, { id: data.name, name: `${data.name} (latest)` });
+    // a name again is its next version: the palette lists each name once, as its latest version
+    for (const old of $$('#dataset-list .palette-item')) if (old.textContent === data.name) old.closest('li').remove();
+    const b = h('button', { type: 'button', class: 'palette-item', 'data-kind': 'dataset', 'data-dataset': data.id, title: `Dataset ${data.id}: ${data.name} version ${data.version}` }, data.name);
     $('#dataset-list').prepend(h('li', {}, b)); // newest first, as the server lists them
     entry(b);
   });

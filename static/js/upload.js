@@ -1,19 +1,10 @@
 /* Uploading a dataset archive from the palette (My datasets): a progress bar, and a result the user
  * sees wherever the palette is scrolled: the status line brought into view, the new dataset marked
- * in the list (a refused name: the dataset that has it). No note over the canvas: that is where the
- * user drops the new dataset next. */
-import { $, $$, button } from './dom.js';
+ * in the list (a name uploaded again: its new version, in the place of the earlier one). No note
+ * over the canvas: that is where the user drops the new dataset next. */
+import { $, $$ } from './dom.js';
 import { paths, upload } from './api.js';
 import { datasetName, uploadRefusal } from './format.js';
-
-/** `base`, or the first of "base 2", "base 3"... that is not in `taken`. */
-export function freeName(base, taken) {
-  const names = new Set(taken);
-  if (!names.has(base)) return base;
-  let n = 2;
-  while (names.has(`${base} ${n}`)) n += 1;
-  return `${base} ${n}`;
-}
 
 /** Mark one entry of My datasets (or none) as the one the last upload is about, and show it. */
 function mark(id) {
@@ -22,18 +13,16 @@ function mark(id) {
   if (item) { item.classList.add('highlight'); item.scrollIntoView({ block: 'nearest' }); }
 }
 
-/** The form's status line: its text (an error, with an action button), brought into view. */
-function say(text, { error = false, action = null } = {}) {
+/** The form's status line: its text (an error or not), brought into view. */
+function say(text, { error = false } = {}) {
   const status = $('#upload-status');
   status.className = error ? 'error' : '';
-  status.replaceChildren(text, ...(action ? [' ', button({ class: 'link', onclick: action[1] }, action[0])] : []));
+  status.replaceChildren(text);
   status.scrollIntoView({ block: 'nearest' });
 }
 
 /** Wire the upload form; added(dataset) once the server has a new one (it is put in the list). */
 export function uploadForm(form, added) {
-  const names = () => $$('#dataset-list .palette-item').map((b) => b.textContent);
-
   async function send(file, name) {
     const bar = $('#upload-progress');
     const body = new FormData();
@@ -51,15 +40,13 @@ export function uploadForm(form, added) {
       added(r.data);
       form.reset();
       mark(r.data.id);
-      say(`Uploaded ${r.data.name} (dataset ${r.data.id}): first in My datasets, marked; drag it onto the canvas.`);
+      const which = r.data.version > 1 ? ` version ${r.data.version}` : '';
+      say(`Uploaded ${r.data.name}${which} (dataset ${r.data.id}): first in My datasets, marked; drag it onto the canvas.`);
       return;
     }
     bar.hidden = true;
     const why = r.data.error || (r.status ? `the server answered ${r.status}` : 'the server could not be reached');
-    // a name already taken: point at the dataset that has it, and offer a free one
-    const other = r.status === 409 ? freeName(name, names()) : null;
-    mark(r.status === 409 ? r.data.dataset : null);
-    say(`Not uploaded: ${why.replace(/\.$/, '')}.`, { error: true, action: other && [`Upload it as '${other}'`, () => send(file, other)] });
+    say(`Not uploaded: ${why.replace(/\.$/, '')}.`, { error: true });
   }
 
   form.addEventListener('submit', (e) => {

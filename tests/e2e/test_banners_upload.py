@@ -1,6 +1,6 @@
 """Issue 15, defects 4, 5 and 7: the banners over the canvas (a banner tied to a condition goes
 with it; no banner moves the canvas), the details pane's tabs on one row at 1440 px, and an upload
-whose result is seen, refused when the name is already one of the user's datasets."""
+whose result is seen; the same name again is that dataset's next version (issue 42), listed once."""
 import zipfile
 
 import pytest
@@ -152,7 +152,7 @@ def upload(page, archive):
     page.click("#upload")
 
 
-def test_an_upload_is_seen_and_the_same_name_again_is_refused(page, users, tmp_path):
+def test_an_upload_is_seen_and_the_same_name_again_is_its_next_version(page, users, tmp_path):
     page.set_viewport_size({"width": 1440, "height": 600})
     for i in range(30):
         Dataset.objects.create(owner=users["owner"], name=f"set {i}", file=f"datasets/{users['owner'].id}/x/set{i}.zip")
@@ -170,21 +170,15 @@ def test_an_upload_is_seen_and_the_same_name_again_is_refused(page, users, tmp_p
     assert page.inner_text("#upload-status") == f"Uploaded digits (dataset {ds.id}): first in My datasets, marked; drag it onto the canvas."
 
     upload(page, archive)
-    status = page.locator("#upload-status.error")
-    status.wait_for()
-    assert (f"Not uploaded: You already have a dataset named 'digits' (dataset {ds.id}). Rename the archive, "
-            "or give another name.") in status.inner_text()
-    page.shot("same-name-refused")
+    page.wait_for_selector("#upload-status >> text=Uploaded digits version 2")
+    v2 = Dataset.objects.get(owner=users["owner"], name="digits", version=2)
+    assert page.inner_text("#upload-status") == (f"Uploaded digits version 2 (dataset {v2.id}): first in My datasets, "
+                                                 "marked; drag it onto the canvas.")
+    page.shot("version-2")
     assert in_window(page, "#upload-status")
-    assert Dataset.objects.filter(owner=users["owner"], name="digits").count() == 1
+    # the palette lists the name once, as its latest version, marked
     assert page.locator("#dataset-list .palette-item", has_text="digits").count() == 1
-    # the one of that name is pointed at; the page offers to upload it under a free name
-    assert page.locator("#dataset-list .palette-item.highlight").get_attribute("data-dataset") == str(ds.id)
-    page.click("#upload-status button:has-text(\"Upload it as 'digits 2'\")")
-    page.wait_for_selector("#upload-status >> text=Uploaded digits 2")
-    assert in_window(page, "#upload-status")
-    assert Dataset.objects.filter(owner=users["owner"], name="digits 2").count() == 1
-    page.shot("uploaded-as-digits-2")
+    assert page.locator("#dataset-list .palette-item.highlight").get_attribute("data-dataset") == str(v2.id)
 
 
 def test_a_run_with_no_worker_says_so_and_shows_the_commands_as_code(page, users):

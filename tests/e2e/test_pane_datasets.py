@@ -17,8 +17,9 @@ def select(page, nid):
     page.wait_for_selector(f"#node-form[data-node={nid}]")
 
 
-def make(owner, name, size):
-    return Dataset.objects.create(owner=owner, name=name, size=size, file=f"datasets/{owner.id}/{name}/{name}.zip")
+def make(owner, name, size, version=1):
+    return Dataset.objects.create(owner=owner, name=name, size=size, version=version,
+                                  file=f"datasets/{owner.id}/{name}{version}/{name}.zip")
 
 
 def test_the_dataset_is_picked_by_name_and_kept_as_its_id(page, users):
@@ -70,3 +71,24 @@ def test_the_stored_file_the_server_fills_in_is_not_in_the_pane(page, users):
     assert page.locator("#node-form [data-param]").evaluate_all("els => els.map(e => e.dataset.param)") == ["dataset"]
     assert page.locator("#node-form [data-bind]").count() == 1
     assert "upload one under My datasets in the palette" in page.inner_text("#help-dataset")
+
+
+def test_a_dataset_with_versions_is_pinned_to_one_or_follows_its_latest(page, users):
+    """Issue 42: each version is offered, and the name's latest; choosing the latest keeps the name
+    in the pipeline (a submit reads the latest version then), with no problem, named on the canvas."""
+    v1 = make(users["owner"], "digits", 100)
+    make(users["owner"], "digits", 200, version=2)
+    p = open_designer(page, users["owner"], pipeline([n("data", "dataset", dataset=v1.id)], []))
+    select(page, "data")
+    picker = page.locator("#param-dataset")
+    assert picker.locator("option").all_inner_texts() == ["Choose a dataset", "digits: latest version (now v2)",
+                                                         "digits v2 (200\xa0bytes)", "digits v1 (100\xa0bytes)"]
+    assert picker.input_value() == str(v1.id)
+    page.wait_for_selector('#canvas g[data-cell-id="data"] text:has-text("Dataset: digits v1")')
+    picker.select_option(label="digits: latest version (now v2)")
+    page.wait_for_selector(f"#save-state >> text=Saved · revision {p.revision + 1}")
+    assert saved(page).draft["nodes"][0]["parameters"]["dataset"] == "digits"
+    page.wait_for_selector('#canvas g[data-cell-id="data"] text:has-text("Dataset: digits (latest)")')
+    page.wait_for_selector("#problems.ok")
+    assert page.inner_text("#error-dataset") == ""
+    page.shot("latest")

@@ -138,7 +138,7 @@ def test_the_pipelines_list_and_a_models_page_are_dark_too(page, users):
     reads(page, "dl.facts dt", card)
     page.shot("model-dark")
     # the other pages: dark, their text read
-    for name, url in (("models", "/models/"), ("endpoints", "/endpoints/"), ("components", "/components/"), ("sweeps", "/sweeps/"),
+    for name, url in (("data", "/data/"), ("models", "/models/"), ("endpoints", "/endpoints/"), ("components", "/components/"), ("sweeps", "/sweeps/"),
                       ("compute", "/compute"), ("tokens", "/account/tokens/")):
         page.goto(f"{page.base}{url}")
         background = style(page, "body", "backgroundColor")

@@ -40,7 +40,7 @@ def test_a_training_registers_as_numbered_versions_with_its_lineage(owner_client
     lineage = v1["lineage"]
     assert lineage["run"] == {"id": run.id, "name": run.name} and lineage["pipeline"]["id"] == run.pipeline_id
     assert lineage["node"] == {"id": "train", "kind": "train_pytorch_model", "label": "Train PyTorch Model"}
-    assert lineage["datasets"]["training"] == [{"id": dataset, "name": "digits", "node": "dataset"}]
+    assert lineage["datasets"]["training"] == [{"id": dataset, "name": "digits", "version": 1, "node": "dataset"}]
     assert lineage["datasets"]["validation"] == lineage["datasets"]["training"]  # both come from its split
     assert v1["dataset_urls"] == {str(dataset): f"/api/datasets/{dataset}/download"} and v1["run_deleted"] is False
     assert lineage["parameters"]["epochs"] == EPOCHS and lineage["parameters"]["learning_rate"] == 0.05

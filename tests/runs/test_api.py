@@ -40,7 +40,7 @@ def test_signing_in_is_required_everywhere(client, users):
 
     p = Pipeline.objects.create(owner=users["owner"], name="mine", draft=chain(2))
     run = runs.submit(users["owner"], chain(2), pipeline=p, inline=True)
-    ids = {"pipelines": p.id, "runs": run.id, "datasets": 1, "sweeps": 1, "tokens": 1}
+    ids = {"pipelines": p.id, "runs": run.id, "datasets": 1, "versions": 1, "sweeps": 1, "tokens": 1}
     for pattern in urls.api_patterns:
         url = filled("api/" + str(pattern.pattern), ids)
         answers = {method: getattr(client, method)(url).status_code for method in ("get", "post", "put", "delete")}

@@ -132,8 +132,12 @@ def checked(doc, owner) -> tuple[dict, list]:
     unstorable = graph.unstorable_problems(doc, catalogue)
     if unstorable:  # a draft may hold a wrong value, but not one the database cannot store
         raise DraftError(f"the pipeline holds {len(unstorable)} value(s) that are not numbers", unstorable)
-    found = graph.validate(doc, catalogue, workers.machines(), workers.targets())
-    return graph.pin_versions(doc, catalogue), found + _binding_problems(doc, owner, catalogue, found)
+    # a dataset kept by name (its latest version, or "name:N") is checked as the version it names now
+    resolved, named = datasets.with_names_resolved(owner, doc)
+    seen = {(p.node, p.param) for p in named}
+    found = labelled(named, resolved, catalogue) + [
+        p for p in graph.validate(resolved, catalogue, workers.machines(), workers.targets()) if (p.node, p.param) not in seen]
+    return graph.pin_versions(doc, catalogue), found + _binding_problems(resolved, owner, catalogue, found)
 
 
 def export_text(p: Pipeline) -> str:

@@ -25,7 +25,7 @@ from designer.pipelines.web import BadRequest, api, json_object
 VERSION_STATUS = {"type": "string", "enum": list(st.VERSION_STATUSES)}
 TAGS = obj(more=STR)  # {name: text}
 NAMED = obj({"id": INT, "name": STR})
-DATASETS = arr(obj({"id": ANY, "name": STR, "node": STR}))  # id: the Dataset node's parameter, as the run had it
+DATASETS = arr(obj({"id": ANY, "name": STR, "node": STR}, {"version": INT}))  # id: the Dataset node's parameter, as the run had it
 LINEAGE = obj(optional={  # written at registration; every field optional: an old or imported version may lack some
     "run": NAMED, "pipeline": maybe(NAMED), "node": obj({"id": STR, "kind": STR, "label": STR}),
     "datasets": obj(optional={"training": DATASETS, "validation": DATASETS}),

@@ -74,8 +74,11 @@ def _datasets_upstream(doc: dict, node_id: str, port: str) -> list[dict]:
             stack.extend(upstream.get(current, ()))
     nodes = [n for n in doc["nodes"] if n["id"] in seen and n.get("kind") == "dataset"]
     ids = [n.get("parameters", {}).get("dataset") for n in nodes]
-    names = dict(Dataset.objects.filter(pk__in=[i for i in ids if isinstance(i, int)]).values_list("pk", "name"))
-    return [{"id": i, "name": names.get(i, f"dataset {i} (deleted)"), "node": n["id"]} for n, i in zip(nodes, ids)]
+    known = {pk: (name, version) for pk, name, version in
+             Dataset.objects.filter(pk__in=[i for i in ids if isinstance(i, int)]).values_list("pk", "name", "version")}
+    # each with the version it was (the run's snapshot holds the version's id: a name followed its latest)
+    return [{"id": i, "name": known[i][0], "version": known[i][1], "node": n["id"]} if i in known else
+            {"id": i, "name": f"dataset {i} (deleted)", "node": n["id"]} for n, i in zip(nodes, ids)]
 
 
 def _started_from(doc: dict, node_id: str) -> dict | None:

@@ -141,6 +141,9 @@ def run_json(run: Run, with_nodes=True) -> dict:
         d["nodes"] = {nr.node_id: node_json(nr) for nr in run.nodes.select_related("worker", "reused_from")}
         d["message"] = runs.waiting_message(run)
         d["now"] = timezone.now().isoformat()  # the page's clock may differ: a running node's time is counted on this one
+        # the dataset version each Dataset node read (its name may have followed the latest)
+        d["datasets"] = [{"node": u.node_id, "id": u.dataset_id, "name": u.dataset.name, "version": u.dataset.version}
+                         for u in run.dataset_uses.select_related("dataset").order_by("node_id")]
     return d
 
 

@@ -28,11 +28,11 @@ from sdk.param_schema import value_schema
 
 NAME = "PipelineDocument"
 NODE = "PipelineNode"
-# a Dataset node's dataset given by name in a file: an import (and run_pipeline) looks it up among
-# yours (datasets.service.resolve_names); examples/digits.json names "digits"
+# a Dataset node's dataset given by name in a file: an import (and run_pipeline, and a submit) looks
+# it up among yours (datasets.service.resolve_names); examples/digits.json names "digits"
 BY_NAME = {(DATASET_KIND, "dataset"): {"type": "string", "minLength": 1,
-                                       "description": "one of your datasets by name (in a file you import or run: "
-                                                      "replaced by its id)"}}
+                                       "description": "one of your datasets by name: its latest version, or "
+                                                      "\"name:N\" for version N (a run records the version's id)"}}
 
 
 _VERSION = {"type": "integer", "enum": list(range(schema_migrations.OLDEST, schema_migrations.CURRENT + 1)),

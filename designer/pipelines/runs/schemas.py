@@ -51,7 +51,9 @@ RUN_SUMMARY = named("RunSummary", obj({
     "id": INT, "name": STR, "status": STR, "pipeline": maybe(INT), "shown_status": STR, "submitted_by": STR,
     "submitted_at": TIME, "started_at": maybe(TIME), "finished_at": maybe(TIME), "duration": maybe(NUM),
     "parameters": obj(), "trial": maybe(TRIAL), "experiment": STR, "tags": TAGS, "source": SOURCE, "metrics": obj(more=METRIC)}))
-RUN = named("Run", {"allOf": [RUN_SUMMARY, obj({"nodes": obj(more=NODE), "message": STR, "now": TIME})]})
+RUN_DATASET = obj({"node": STR, "id": INT, "name": STR, "version": INT})  # the dataset version a Dataset node read
+RUN = named("Run", {"allOf": [RUN_SUMMARY, obj({"nodes": obj(more=NODE), "message": STR, "now": TIME,
+                                                "datasets": arr(RUN_DATASET)})]})
 RUNS = obj({"runs": arr(RUN_SUMMARY)})
 SUBMIT = obj(optional={"regenerate": {"anyOf": [BOOL, arr(STR)]}, "parameters": obj(), "compute_target": STR, **LABELS})
 EVENTS = obj({"events": arr(obj({"id": INT, "type": STR, "node": maybe(STR), "data": ANY, "at": TIME})),

@@ -58,7 +58,7 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
     Raises graph.PipelineInvalid (every problem) when the document cannot run.
     """
     catalogue = get_catalogue(owner)
-    doc, named = datasets.with_names_resolved(owner, doc)  # a dataset given by name: the owner's of that name
+    doc, named = datasets.with_names_resolved(owner, doc)  # a dataset given by name: its latest version now
     if named:
         raise graph.PipelineInvalid(labelled(named, doc, catalogue))
     doc = graph.pin_versions(graph.upgrade(doc), catalogue)  # the snapshot names the version that runs
@@ -77,6 +77,7 @@ def submit(owner, doc: dict, pipeline=None, name: str | None = None, regenerate:
         run = Run.objects.create(owner=owner, pipeline=pipeline, snapshot=doc, parameter_values=doc.get("parameter_values", {}),
                                  source=source, **_named(labels or Labels(), name, pipeline, doc))
         NodeRun.objects.bulk_create(NodeRun(run=run, node_id=n["id"], kind=n["kind"]) for n in doc["nodes"])
+        datasets.record_uses(run, doc)  # which version each Dataset node reads: the Data page's lineage
         if trial is not None:
             Trial.objects.filter(pk=trial.pk).update(run=run)
             trial.run = run

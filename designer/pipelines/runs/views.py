@@ -24,6 +24,7 @@ from designer.pipelines.catalogue.service import get_catalogue
 from designer.pipelines.compute import workers as workers_of
 from designer.pipelines.compute.rows import targets as target_rows
 from designer.pipelines.compute.rows import workers
+from designer.pipelines.datasets import service as datasets
 from designer.pipelines.datasets.service import DATASET_KIND
 from designer.pipelines.models import Dataset, NodeRun, Run
 from designer.pipelines.runs import artifacts, retention, visualize
@@ -190,12 +191,15 @@ def designer(request, pk):
     categories: dict[str, list] = {}
     for m in catalogue:
         categories.setdefault(m.category or "Other", []).append(m)
-    datasets = [{"id": d.id, "name": d.name, "size": d.size} for d in request.user.datasets.all()]
+    versions = list(request.user.datasets.all())
+    # the palette: each dataset once, its latest version (newest first); the page's names: every
+    # version ("digits v1" where a name has several), and a name kept to follow its latest
+    palette = _latest_versions(versions)
     return render(request, "pipelines/designer.html", {
-        "p": p, "categories": categories, "datasets": datasets, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
+        "p": p, "categories": categories, "datasets": palette, "max_upload_bytes": settings.DATASET_MAX_UPLOAD_BYTES,
         "boot": {"id": p.id, "name": p.name, "revision": p.revision, "draft": p.draft, "modules": catalogue.describe(),
                  "earlier_modules": [m.describe() for m in catalogue.every_version() if m is not catalogue.get(m.kind)],
-                 "datasets": datasets, "statuses": statuses.for_page(), "compute_targets": _compute_targets(),
+                 "datasets": _named_versions(versions), "statuses": statuses.for_page(), "compute_targets": _compute_targets(),
                  "problems": [x.as_dict() for x in drafts.problems(p.draft, p.owner_id)],
                  # "Imported ...": shown over the canvas (a note that goes, or a warning that goes with the problems)
                  "messages": [{"text": str(m), "level": m.level_tag} for m in messages.get_messages(request)]},
@@ -229,6 +233,8 @@ def node_pane(request, pk):
                        "bound": bindings.get(param.name)})
         if kind == DATASET_KIND and param.name == "dataset":
             fields[-1].update(_dataset_picker(request.user, value))
+            if isinstance(value, str):  # a name (its latest version) or "name:N": the picker says what it finds
+                fields[-1]["error"] = None
     declared = {param.name for param in module.params} if module else set()
     stray = sorted((k, v) for k, v in bindings.items() if k not in declared)  # shown, so that they can be unbound
     settings = node.get("run_settings") or {}
@@ -254,14 +260,53 @@ def _target_choice(current) -> dict:
             "compute_target_known": any(t["name"] == current for t in targets)}
 
 
+def _latest_versions(versions: list[Dataset]) -> list[dict]:
+    """Each name once, as its latest version: {id, name, version, size}, newest first."""
+    latest: dict[str, Dataset] = {}
+    for d in versions:
+        if d.name not in latest or d.version > latest[d.name].version:
+            latest[d.name] = d
+    return [{"id": d.id, "name": d.name, "version": d.version, "size": d.size}
+            for d in sorted(latest.values(), key=lambda d: (d.created_at, d.id), reverse=True)]
+
+
+def _named_versions(versions: list[Dataset]) -> list[dict]:
+    """{id, name} of every version as the canvas names it ("digits v1" where a name has several), and
+    {id: name, name: "digits (latest)"} for a name kept to follow its latest version."""
+    count: dict[str, int] = {}
+    for d in versions:
+        count[d.name] = count.get(d.name, 0) + 1
+    named = [{"id": d.id, "name": d.name if count[d.name] == 1 else f"{d.name} v{d.version}", "size": d.size,
+              "base": d.name, "version": d.version}
+             for d in versions]
+    return named + [{"id": name, "name": f"{name} (latest)"} for name in sorted(count)]
+
+
 def _dataset_picker(user, value) -> dict:
     """The Dataset module's Dataset parameter as a picker of the user's datasets (the value stays
-    the dataset's id): its options, and a chosen id that is none of theirs shown as not found."""
-    options = list(Dataset.objects.filter(owner=user).only("id", "name", "size"))
-    picker = {"datasets": options}
-    if isinstance(value, int) and not isinstance(value, bool) and value not in {d.id for d in options}:
-        picker.update(missing=value, pane_error=f"you have no dataset with id {value} (deleted?): choose one of yours, "
-                                                "or upload it again")
+    the version's id; a name with several versions is offered to follow its latest too, kept as the
+    name): its options, and a chosen id (or name) that is none of theirs shown as not found."""
+    versions = list(Dataset.objects.filter(owner=user).only("id", "name", "version", "size").order_by("name", "-version"))
+    options: list[dict] = []
+    for d in versions:
+        several = sum(v.name == d.name for v in versions) > 1
+        if several and (not options or options[-1]["name"] != d.name):
+            options.append({"value": d.name, "name": d.name, "text": f"{d.name}: latest version (now v{d.version})",
+                            "size": None})
+        options.append({"value": d.id, "name": d.name,
+                        "text": f"{d.name} v{d.version}" if several else d.name, "size": d.size})
+    picker: dict = {"datasets": options}
+    if value is not None and value not in {o["value"] for o in options}:
+        if isinstance(value, str):
+            found, why = datasets.by_reference(user, value)
+            if found is not None:  # "digits:2", or a name with one version: offered as it is
+                options.insert(0, {"value": value, "name": found.name, "text": f"{value} (v{found.version})",
+                                   "size": None})
+            else:
+                picker.update(missing=value, pane_error=why)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            picker.update(missing=value, pane_error=f"you have no dataset with id {value} (deleted?): choose one of "
+                                                    "yours, or upload it again")
     return picker
 
 

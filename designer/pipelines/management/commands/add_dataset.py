@@ -1,4 +1,5 @@
-"""Store an archive, or a folder (zipped on the way), as a dataset; print its id."""
+"""Store an archive, or a folder (zipped on the way), as a dataset (the next version of a name the
+owner has already); print its id."""
 import tempfile
 import zipfile
 from pathlib import Path
@@ -11,23 +12,21 @@ from designer.pipelines.management.commands._common import DEFAULT_OWNER, owner,
 
 
 class Command(BaseCommand):
-    help = "Add an image archive (.zip, .tar, .tar.gz, .tar.bz2) or folder as a dataset; prints the dataset id."
+    help = ("Add an image archive (.zip, .tar, .tar.gz, .tar.bz2) or folder as a dataset (a name the owner has "
+            "already: its next version); prints the dataset id.")
 
     def add_arguments(self, parser):
         parser.add_argument("path")
         parser.add_argument("--owner", default=DEFAULT_OWNER, help="an existing user (default: admin)")
         parser.add_argument("--name", default="", help="the dataset's name (default: the archive's file name); "
-                            "one the owner already has is refused")
+                            "one the owner already has gets its next version")
 
     def handle(self, *args, **opts):
         path = Path(opts["path"])
         ready_database(self.stderr)
         user = owner(opts["owner"], self.stderr)
-        # as the API: a name the owner already has is refused (a folder is named as its archive)
+        # as the API: a name the owner already has gets its next version (a folder is named as its archive)
         name = datasets.name_of(opts["name"].strip(), f"{path.name}.zip" if path.is_dir() else path.name)
-        existing = datasets.same_name(user, name)
-        if existing is not None:
-            raise CommandError(datasets.name_taken(existing, "give another name with --name"))
         with tempfile.TemporaryDirectory() as tmp:
             if path.is_dir():
                 archive = Path(tmp) / f"{path.name}.zip"
@@ -43,8 +42,6 @@ class Command(BaseCommand):
                     datasets.check_archive(upload, path.name)
                 except datasets.NotAnArchive as e:
                     raise CommandError(str(e))
-                try:
-                    ds = datasets.store(user, name, upload)
-                except datasets.NameTaken as e:  # one of that name came in meanwhile
-                    raise CommandError(datasets.name_taken(e.existing, "give another name with --name"))
+                ds = datasets.store(user, name, upload)
+        self.stderr.write(f"dataset {ds.name!r} version {ds.version} (id {ds.id})")
         self.stdout.write(str(ds.id))
