@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("pipelines", "0021_jobs")]
+    dependencies = [("pipelines", "0022_dataset_versions")]
 
     operations = [
         migrations.AddField("noderun", "attempt", models.PositiveSmallIntegerField(default=1)),
