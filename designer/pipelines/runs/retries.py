@@ -36,7 +36,7 @@ def retry_lost(nr: NodeRun, reason: str) -> bool:
     if nr.attempt > max_retries(nr) or nr.worker_id is None:
         return False  # none left; or it ran inline, in a process that is gone (run_pipeline --inline)
     if NodeLaunch.objects.filter(noderun_id=nr.pk).exists():
-        return False  # a distributed job's processes on several workers: not restarted here (yet)
+        return False  # a distributed job (its processes under torchrun, maybe on several workers): it fails
     now = timezone.now()
     record = {"attempt": nr.attempt, "worker": nr.worker_label, "reason": reason[:MAX_REASON],
               "started_at": nr.started_at.isoformat() if nr.started_at else None,
