@@ -51,11 +51,18 @@ export function askAfter(ev, book) {
   return status === book.queued ? 'later' : null;
 }
 
-/** Add a metric event's point to metrics[node][name] (a list of {x: step, y: value}). */
+/** Add a metric event's point to metrics[node][name] (a list of {x: step, y: value}). A step
+ * logged again (a training that went on from its checkpoint after its worker or a process was
+ * lost trains the steps after it once more) replaces the points from that step on. */
 export function addMetric(metrics, ev) {
   const byNode = metrics[ev.node] || (metrics[ev.node] = {});
   const series = byNode[ev.data.name] || (byNode[ev.data.name] = []);
-  series.push({ x: ev.data.step ?? series.length, y: ev.data.value });
+  const step = ev.data.step;
+  if (step !== undefined && step !== null) {
+    const again = series.findIndex((p) => p.x >= step);
+    if (again >= 0) series.splice(again);
+  }
+  series.push({ x: step ?? series.length, y: ev.data.value });
   return series;
 }
 

@@ -47,6 +47,14 @@ test('metric points gather by node and name, numbered when no step is given', ()
   assert.deepEqual(metrics, { a: { loss: [{ x: 5, y: 0.5 }, { x: 1, y: 0.25 }], acc: [{ x: 0, y: 0.9 }] } });
 });
 
+test('an epoch logged again after a resume replaces the points from that epoch on', () => {
+  const metrics = {};
+  for (const [step, value] of [[1, 0.9], [2, 0.5], [3, 0.4], [2, 0.52], [3, 0.41], [4, 0.3]]) {
+    addMetric(metrics, { node: 't', data: { name: 'loss', step, value } });
+  }
+  assert.deepEqual(metrics.t.loss, [{ x: 1, y: 0.9 }, { x: 2, y: 0.52 }, { x: 3, y: 0.41 }, { x: 4, y: 0.3 }]);
+});
+
 test("an old run's replayed events never take a finished node back to running", () => {
   const run = { id: 1, status: 'completed', nodes: { src: { status: 'completed', duration: 1 }, a: { status: 'failed' } } };
   assert.ok(!applyNodeEvent(run, { type: 'node_started', node: 'src', at: '2026-11-24T10:00:01Z' }, book));
