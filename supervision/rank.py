@@ -53,9 +53,12 @@ def _redirect_output(path: Path) -> None:
 
 
 # A rank that failed with one of these lost a peer: it failed because another rank ended first
-# (Gloo: "Connection closed by peer ... typically caused by a remote worker crashing"; NCCL:
-# "remote process exited"), so it is never the cause while another rank failed otherwise.
-PEER_LOST = ("closed by peer", "reset by peer", "broken pipe", "remote worker crash", "remote process exited")
+# (Gloo: "Connection closed by peer ... typically caused by a remote worker crashing", or, when the
+# processes start again, "timed out connecting: SO_ERROR: Connection refused"; NCCL: "remote
+# process exited"), so it is never the cause while another rank failed otherwise, and it does not
+# stop a restart of the job's processes.
+PEER_LOST = ("closed by peer", "reset by peer", "broken pipe", "remote worker crash", "remote process exited",
+             "timed out connecting", "connection refused", "pair closure")
 # written in the state folder by a rank that failed of the script's own error (an exception, an
 # exit code): torchrun restarts a job's processes after any failure (--max-restarts), and a
 # restarted process that finds it ends at once, so that such an error fails the job without
