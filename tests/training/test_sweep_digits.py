@@ -115,8 +115,6 @@ def test_a_bandit_sweep_of_the_digits_stops_the_poor_learning_rate_and_runs_shar
 MEDIAN = {"type": "MedianStoppingPolicy", "evaluation_interval": 1, "delay_evaluation": 2}
 
 
-# in the production pass (PostgreSQL, Redis): beside the embedded pass, which holds the other sweeps
-@pytest.mark.production
 @pytest.mark.timeout(1800)
 def test_median_stopping_stops_the_poor_learning_rate_of_a_digits_sweep_of_one_process_trials(workers, users, small_digits):  # noqa: F811
     """The same sweep with one process per trial, under MedianStoppingPolicy: the poor learning
@@ -134,7 +132,6 @@ def overlapping(sweep) -> list:
             if a.started_at < b.finished_at and b.started_at < a.finished_at]
 
 
-@pytest.mark.production
 @pytest.mark.timeout(1800)
 def test_a_grid_of_four_learning_rates_gives_four_runs_and_the_right_best(workers, users, small_digits):  # noqa: F811
     """Learning rates 100,000x, 10,000x and 1,000x smaller than the recipe's 0.05, three epochs on

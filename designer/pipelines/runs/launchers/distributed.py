@@ -33,7 +33,7 @@ from designer.pipelines.runs.launchers.reservation import reserve_nodes
 from sdk import layout
 from sdk.context import Stopped
 from sdk.errors import CommandTimedOut
-from supervision import command, launch
+from supervision import command, launch, rank
 from supervision.stopping import StopRequest
 
 
@@ -116,7 +116,10 @@ class DistributedLauncher(base.Launcher):
         late = [m for m in members if m.status == st.RESERVED
                 and time.monotonic() - self.started > settings.DISTRIBUTED_START_SECONDS]
         failed = [m for m in members if m.status == st.EXITED and m.exit_code != 0]
-        if explain.lost_members(members) or late or failed or code not in (None, 0):
+        # a rank here failed of the script's own error: the job fails now, rather than after torchrun's
+        # restarts, which would end at once (supervision.rank)
+        script_failed = (self.gang.state_dir / rank.SCRIPT_FAILED).is_file()
+        if explain.lost_members(members) or late or failed or script_failed or code not in (None, 0):
             self.terminate(step)
             self.relay.pump(final=True)
             text = explain.failure(self.gang, late, self.local.poll())
