@@ -147,5 +147,5 @@ def test_a_components_lineage_names_the_datasets_upstream_of_each_input(users):
                    [link("d1", "convert", "dataset", "input_dataset", lid="a"), link("convert", "fit", "image_directory", "training_data", lid="b"),
                     link("d2", "fit", "dataset", "validation_data", lid="c")])
     found = lineage._datasets(doc, "fit")
-    assert found == {"training": [{"id": train.id, "name": "chickens-train", "node": "d1"}],
+    assert found == {"training": [{"id": train.id, "name": "chickens-train", "node": "d1", "version": 1}],
                      "validation": [{"id": 999999, "name": "dataset 999999 (deleted)", "node": "d2"}]}
