@@ -13,20 +13,9 @@ from designer.pipelines import artifact_store
 from designer.pipelines.datasets import service as datasets
 from designer.pipelines.models import Dataset
 from tests.datasets.test_datasets_api import image_zip, upload
-from tests.s3server import running
+from tests.store.test_registry_on_a_bucket import on_bucket  # noqa: F401 - a fixture: settings on a fresh prefix
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def on_bucket(settings, tmp_path):
-    with running() as server:
-        env = server.env(prefix=server.new_prefix())
-        settings.ARTIFACT_STORE = env["ARTIFACT_STORE"]
-        settings.ARTIFACT_STORE_ENDPOINT_URL = env["ARTIFACT_STORE_ENDPOINT_URL"]
-        settings.ARTIFACT_ROOT = tmp_path / "no-artifact-folder"
-        settings.WORKER_CACHE_DIR = tmp_path / "cache"
-        yield env
 
 
 def pets_with_a_large_file() -> bytes:
@@ -37,7 +26,7 @@ def pets_with_a_large_file() -> bytes:
     return buf.getvalue()
 
 
-def test_a_versions_classes_and_preview_come_from_the_bucket(on_bucket, owner_client, users):
+def test_a_versions_classes_and_preview_come_from_the_bucket(on_bucket, owner_client, users):  # noqa: F811
     assert artifact_store.is_remote()
     ds = upload(owner_client, pets_with_a_large_file(), "pets.zip", name="pets").json()
     assert ds["contents"]["classes"] == {"cats": 2, "dogs": 2} and ds["size"] > 2_000_000

@@ -33,7 +33,8 @@ def max_retries(nr: NodeRun) -> int:
 def retry_lost(nr: NodeRun, reason: str) -> bool:
     """Queue a running node whose worker was lost for its next attempt, if it has retries left;
     True when it went back to the queue (its message is then owed by the outbox: dispatch it)."""
-    if nr.attempt > max_retries(nr) or nr.worker_id is None:
+    allowed = max_retries(nr)
+    if nr.attempt > allowed or nr.worker_id is None:
         return False  # none left; or it ran inline, in a process that is gone (run_pipeline --inline)
     if NodeLaunch.objects.filter(noderun_id=nr.pk).exists():
         return False  # a distributed job (its processes under torchrun, maybe on several workers): it fails
@@ -45,6 +46,6 @@ def retry_lost(nr: NodeRun, reason: str) -> bool:
                       worker=None, heartbeat_at=None, queued_at=now, send_due_at=now, sent_at=None, send_error=""):
         return False  # it ended (or was taken) meanwhile
     text = (f"attempt {record['attempt']} lost: {reason[:MAX_REASON]} Running it again "
-            f"(attempt {nr.attempt} of at most {max_retries(nr) + 1}: Max retries {max_retries(nr)}).")
+            f"(attempt {nr.attempt} of at most {allowed + 1}: Max retries {allowed}).")
     events.record(nr.run_id, Event("node_queued", nr.node_id, {"attempt": nr.attempt, "retry": text}))
     return True
